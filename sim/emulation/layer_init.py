@@ -1,0 +1,1 @@
+"""Simulated charms.layer package (layer:basic's lib/charms/layer)."""

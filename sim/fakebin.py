@@ -1,0 +1,616 @@
+"""Fake Juju hook tools and host commands, one script under many names.
+
+The simulator links this file under every tool name into a directory that
+comes first (and, with a few read-only pass-throughs, alone) on the hook's
+PATH, with the simulator's interpreter in the shebang. Each call reads and
+writes the JSON state file named by $SIM_STATE, answering in the forms
+charmhelpers uses (see ../shared/reference/reactive-anatomy.md). Host
+commands are recorded in $SIM_COMMANDS and change only the simulated host.
+It runs with `python -IS` (quick to start, and nothing from the hook's
+environment leaks in); only relation-set --file reaches for PyYAML.
+juju-log, called dozens of times per hook, is a separate shell script.
+"""
+import fcntl
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+
+STATE = os.environ.get('SIM_STATE', '')
+HOST_ROOT = os.environ.get('SIM_HOST_ROOT', '')
+
+JUJU_LOG = '''#!/bin/sh
+level=INFO
+case "$1" in -l|--log-level) level=$2; shift 2 ;; esac
+[ "$1" = --debug ] && shift
+printf '%s %s\\n' "$level" "$*" >> "$SIM_LOG"
+'''
+HOOK_TOOLS = (
+    'action-fail', 'action-get', 'action-log', 'action-set',
+    'application-version-set', 'close-port', 'config-get', 'goal-state',
+    'is-leader', 'juju-reboot', 'leader-get', 'leader-set',
+    'network-get', 'open-port', 'opened-ports', 'relation-get',
+    'relation-ids', 'relation-list', 'relation-set', 'resource-get',
+    'status-get', 'status-set', 'unit-get',
+)
+HOST_COMMANDS = (
+    'apt-cache', 'apt-config', 'apt-get', 'dpkg', 'dpkg-query', 'lsmod',
+    'mdevctl', 'modprobe', 'nc', 'rmmod', 'service', 'systemctl',
+    'update-initramfs',
+)
+# Real, read-only tools run as they are (recorded): lspci is pointed at the
+# generated sysfs tree, dpkg-deb only inspects files.
+PASS_THROUGH = {'lspci': '/usr/bin/lspci', 'dpkg-deb': '/usr/bin/dpkg-deb'}
+
+RELATION_SET_HELP = """Usage: relation-set [options] key=value [key=value ...]
+options:
+--app  pass to set the application's relation settings
+--file  (= -) file containing key-value pairs
+-r, --relation  (= ) specify a relation by id
+"""
+
+
+class Exit(Exception):
+    """Stop the tool with this exit code (and optional stderr text)."""
+
+    def __init__(self, code, message=''):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# ---------------------------------------------------------------- state
+
+class State:
+    """The shared JSON state, locked for the duration of one tool call."""
+
+    def __enter__(self):
+        self._lock = open(STATE + '.lock', 'w')
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+        with open(STATE) as stream:
+            self.data = json.load(stream)
+        return self.data
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            tmp = STATE + '.tmp'
+            with open(tmp, 'w') as stream:
+                json.dump(self.data, stream, indent=1, sort_keys=True)
+            os.replace(tmp, STATE)
+        fcntl.flock(self._lock, fcntl.LOCK_UN)
+        self._lock.close()
+        return False
+
+
+def record(kind, argv):
+    with open(os.environ['SIM_COMMANDS'], 'a') as stream:
+        stream.write(json.dumps({'kind': kind, 'argv': argv}) + '\n')
+
+
+def out(value):
+    sys.stdout.write(json.dumps(value))
+    sys.stdout.write('\n')
+
+
+def parse(argv, flags_with_value=(), flags=()):
+    """A small getopt: returns ({flag: value or True}, positionals)."""
+    opts, args = {}, []
+    items = list(argv)
+    while items:
+        item = items.pop(0)
+        name, eq, inline = item.partition('=')
+        if name in flags_with_value:
+            opts[name] = inline if eq else (items.pop(0) if items else '')
+        elif item in flags:
+            opts[item] = True
+        else:
+            args.append(item)
+    return opts, args
+
+
+# ---------------------------------------------------------- hook tools
+
+def _relation(state, rid):
+    rid = rid or os.environ.get('JUJU_RELATION_ID', '')
+    if rid not in state['relations']:
+        raise Exit(2, 'ERROR relation not found: {!r}\n'.format(rid))
+    return rid, state['relations'][rid]
+
+
+def tool_config_get(state, argv):
+    opts, args = parse(argv, ('--format',), ('--all', '-a'))
+    if args:
+        out(state['config'].get(args[0]))
+    else:
+        out(state['config'])
+
+
+def tool_status_set(state, argv):
+    opts, args = parse(argv, (), ('--application',))
+    if not args or args[0] not in ('maintenance', 'blocked', 'waiting',
+                                   'active'):
+        raise Exit(2, 'ERROR invalid status\n')
+    state['status'] = {'workload': args[0],
+                       'message': args[1] if len(args) > 1 else ''}
+
+
+def tool_status_get(state, argv):
+    out({'status': state['status']['workload'],
+         'message': state['status']['message'], 'status-data': {}})
+
+
+def tool_application_version_set(state, argv):
+    state['application_version'] = argv[0] if argv else ''
+
+
+def tool_relation_ids(state, argv):
+    opts, args = parse(argv, ('--format',))
+    name = args[0] if args else os.environ.get('JUJU_RELATION', '')
+    out(sorted((rid for rid, rel in state['relations'].items()
+                if rel['name'] == name),
+               key=lambda rid: int(rid.split(':')[1])))
+
+
+def tool_relation_list(state, argv):
+    opts, args = parse(argv, ('--format', '-r', '--relation'), ('--app',))
+    rid, rel = _relation(state, opts.get('-r') or opts.get('--relation'))
+    out(sorted(rel['units']))
+
+
+def tool_relation_get(state, argv):
+    opts, args = parse(argv, ('--format', '-r', '--relation'), ('--app',))
+    rid, rel = _relation(state, opts.get('-r') or opts.get('--relation'))
+    attribute = args[0] if args else '-'
+    unit = args[1] if len(args) > 1 else os.environ.get('JUJU_REMOTE_UNIT')
+    if unit == state['unit']:
+        data = rel['local']
+    elif '--app' in opts:
+        data = rel['app_data'] if '/' not in (unit or '') else {}
+    elif unit in rel['units']:
+        data = rel['units'][unit]
+    elif unit in rel.get('departed', {}):
+        # Juju still answers for the departing unit during -departed.
+        data = rel['departed'][unit]
+    else:
+        raise Exit(2, 'ERROR cannot read settings for unit {!r}\n'.format(
+            unit))
+    out(data if attribute == '-' else data.get(attribute))
+
+
+def tool_relation_set(state, argv):
+    if '--help' in argv:
+        sys.stdout.write(RELATION_SET_HELP)
+        return
+    opts, args = parse(argv, ('-r', '--relation', '--file', '--format'),
+                       ('--app',))
+    rid, rel = _relation(state, opts.get('-r') or opts.get('--relation'))
+    settings = {}
+    if '--file' in opts:
+        source = opts['--file']
+        text = sys.stdin.read() if source == '-' else open(source).read()
+        settings.update(_parse_yaml_map(text))
+    for item in args:
+        key, _, value = item.partition('=')
+        settings[key] = value
+    bag = rel['app_local'] if '--app' in opts else rel['local']
+    for key, value in settings.items():
+        if value is None or value == '':
+            bag.pop(key, None)
+        else:
+            bag[key] = str(value)
+    state['relation_sets'] = state.get('relation_sets', 0) + 1
+
+
+def _parse_yaml_map(text):
+    """charmhelpers writes --file settings with yaml.safe_dump."""
+    sys.path.extend(os.environ['SIM_SITE_PACKAGES'].split(os.pathsep))
+    import yaml
+    return yaml.safe_load(text) or {}
+
+
+def tool_is_leader(state, argv):
+    out(bool(state.get('leader', True)))
+
+
+def tool_leader_get(state, argv):
+    opts, args = parse(argv, ('--format',))
+    key = args[0] if args else '-'
+    data = state.setdefault('leader_settings', {})
+    out(data if key == '-' else data.get(key))
+
+
+def tool_leader_set(state, argv):
+    data = state.setdefault('leader_settings', {})
+    for item in argv:
+        key, _, value = item.partition('=')
+        if value:
+            data[key] = value
+        else:
+            data.pop(key, None)
+
+
+def tool_unit_get(state, argv):
+    opts, args = parse(argv, ('--format',))
+    out('10.0.0.10')
+
+
+def tool_network_get(state, argv):
+    raise Exit(1, 'ERROR network-get is not available in the simulator\n')
+
+
+def tool_opened_ports(state, argv):
+    opts, args = parse(argv, ('--format',))
+    ports = state.setdefault('ports', [])
+    if opts.get('--format') == 'json':
+        out(ports)
+    else:
+        sys.stdout.write(''.join(port + '\n' for port in ports))
+
+
+def tool_open_port(state, argv):
+    ports = state.setdefault('ports', [])
+    port = argv[0] if '/' in argv[0] else argv[0] + '/tcp'
+    if port not in ports:
+        ports.append(port)
+
+
+def tool_close_port(state, argv):
+    port = argv[0] if '/' in argv[0] else argv[0] + '/tcp'
+    if port in state.setdefault('ports', []):
+        state['ports'].remove(port)
+
+
+def tool_resource_get(state, argv):
+    path = state['resources'].get(argv[0]) if argv else None
+    if not path:
+        raise Exit(1, 'ERROR could not download resource: resource#{} '
+                      'not found\n'.format(argv[0] if argv else ''))
+    sys.stdout.write(path)
+
+
+def _action(state):
+    if not state.get('action'):
+        raise Exit(1, 'ERROR not running an action\n')
+    return state['action']
+
+
+def tool_action_get(state, argv):
+    opts, args = parse(argv, ('--format',))
+    params = _action(state)['params']
+    if not args:
+        out(params)
+        return
+    value = params
+    for part in args[0].split('.'):
+        value = value.get(part) if isinstance(value, dict) else None
+    out(value)
+
+
+def tool_action_set(state, argv):
+    results = _action(state)['results']
+    for item in argv:
+        key, _, value = item.partition('=')
+        target = results
+        parts = key.split('.')
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+        target[parts[-1]] = value
+
+
+def tool_action_fail(state, argv):
+    _action(state)['failed'] = argv[0] if argv else 'action failed'
+
+
+def tool_action_log(state, argv):
+    _action(state).setdefault('log', []).append(' '.join(argv))
+
+
+def tool_goal_state(state, argv):
+    out({'units': {}, 'relations': {}})
+
+
+def tool_juju_reboot(state, argv):
+    state['host']['reboot_requested'] = '--now' if '--now' in argv else True
+
+
+# ------------------------------------------------------- host commands
+
+def _packages(state):
+    return state['host']['packages']
+
+
+def _deb_field(path, field):
+    return subprocess.run([PASS_THROUGH['dpkg-deb'], '-f', path, field],
+                          capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def _deb_units(path):
+    listing = subprocess.run([PASS_THROUGH['dpkg-deb'], '-c', path],
+                             capture_output=True, text=True,
+                             check=True).stdout
+    units = []
+    for line in listing.splitlines():
+        name = line.split()[-1]
+        if '/systemd/system/' in name and name.endswith('.service'):
+            units.append(os.path.basename(name)[:-len('.service')])
+    return sorted(units)
+
+
+def _install_deb(state, path):
+    """Install a local .deb: its Depends must be installable."""
+    real = HOST_ROOT + path if not path.startswith(HOST_ROOT) else path
+    try:
+        package = _deb_field(real, 'Package')
+        version = _deb_field(real, 'Version')
+        depends = _deb_field(real, 'Depends')
+    except subprocess.CalledProcessError:
+        raise Exit(100, 'E: Invalid archive signature\n'
+                        'E: Could not read meta data from {}\n'.format(path))
+    unavailable = state['host'].get('unavailable_packages', [])
+    for dependency in filter(None, (d.strip().split(' ')[0]
+                                    for d in depends.split(','))):
+        if dependency in unavailable:
+            raise Exit(100, (
+                'Some packages could not be installed.\n'
+                'The following packages have unmet dependencies:\n'
+                ' {} : Depends: {} but it is not installable\n'
+                'E: Unable to correct problems, you have held broken '
+                'packages.\n').format(package, dependency))
+        _packages(state).setdefault(dependency, '1.0-0ubuntu1')
+    _packages(state)[package] = version
+    for unit in _deb_units(real):
+        service = state['host']['services'].setdefault(
+            unit, {'active': False, 'enabled': False, 'masked': False})
+        service['enabled'] = True
+        service['package'] = package
+        if package.startswith('nvidia-vgpu'):
+            # The vGPU Manager daemons only run on the NVIDIA kernel driver.
+            service['needs_module'] = 'nvidia'
+
+
+def cmd_apt_get(state, argv):
+    opts, args = parse(argv, ('-o', '--option'),
+                       ('-y', '--assume-yes', '-q', '--quiet', '--purge',
+                        '--no-install-recommends', '--allow-downgrades'))
+    if not args:
+        raise Exit(100, 'E: Invalid operation\n')
+    verb, names = args[0], args[1:]
+    unavailable = state['host'].get('unavailable_packages', [])
+    if verb in ('update', 'upgrade', 'autoremove', 'clean'):
+        return
+    if verb == 'install':
+        for name in names:
+            if name.endswith('.deb') or '/' in name:
+                _install_deb(state, name)
+            elif name in unavailable:
+                raise Exit(100, 'E: Unable to locate package {}\n'.format(
+                    name))
+            else:
+                _packages(state).setdefault(name, '1.0-0ubuntu1')
+        return
+    if verb in ('remove', 'purge'):
+        for name in names:
+            _packages(state).pop(name, None)
+            for unit, service in list(state['host']['services'].items()):
+                if service.get('package') == name:
+                    del state['host']['services'][unit]
+        return
+    raise Exit(100, 'E: Invalid operation {}\n'.format(verb))
+
+
+def cmd_dpkg(state, argv):
+    if argv[:1] == ['-i'] or argv[:1] == ['--install']:
+        for path in argv[1:]:
+            _install_deb(state, path)
+        return
+    if argv[:1] == ['--compare-versions']:
+        raise Exit(2, 'dpkg: --compare-versions is not simulated\n')
+    if argv[:1] in (['--print-architecture'],):
+        sys.stdout.write('amd64\n')
+        return
+    raise Exit(2, 'dpkg: not simulated: {}\n'.format(' '.join(argv)))
+
+
+def _matching(state, patterns):
+    for pattern in patterns:
+        found = sorted(name for name in _packages(state)
+                       if fnmatch.fnmatchcase(name, pattern))
+        yield pattern, found
+
+
+def cmd_dpkg_query(state, argv):
+    opts, args = parse(argv, ('-f', '--showformat'),
+                       ('-W', '--show', '-l', '--list', '-L', '--listfiles',
+                        '-s', '--status'))
+    missing = []
+    if '-l' in opts or '--list' in opts:
+        lines = ['Desired=Unknown/Install/Remove/Purge/Hold',
+                 '| Status=Not/Inst/Conf-files/Unpacked/halF-conf/'
+                 'Half-inst/trig-aWait/Trig-pend',
+                 '|/ Err?=(none)/Reinst-required (Status,Err: '
+                 'uppercase=bad)',
+                 '||/ Name Version Architecture Description',
+                 '+++-====-=======-============-===========']
+        for pattern, found in _matching(state, args):
+            if not found:
+                missing.append(pattern)
+            for name in found:
+                lines.append('ii  {} {} amd64 {}'.format(
+                    name, _packages(state)[name], name))
+        sys.stdout.write('\n'.join(lines) + '\n')
+    else:
+        fmt = opts.get('-f') or opts.get('--showformat') or \
+            '${Package}\t${Version}\n'
+        fmt = fmt.replace('\\n', '\n').replace('\\t', '\t')
+        for pattern, found in _matching(state, args):
+            if not found:
+                missing.append(pattern)
+            for name in found:
+                sys.stdout.write(
+                    fmt.replace('${Package}', name)
+                    .replace('${binary:Package}', name)
+                    .replace('${Version}', _packages(state)[name])
+                    .replace('${db:Status-Abbrev}', 'ii ')
+                    .replace('${Status}', 'install ok installed'))
+    if missing:
+        raise Exit(1, ''.join(
+            'dpkg-query: no packages found matching {}\n'.format(name)
+            for name in missing))
+
+
+def cmd_apt_cache(state, argv):
+    opts, args = parse(argv, (), ('--no-all-versions',))
+    if args[:1] != ['show']:
+        raise Exit(100, 'E: not simulated\n')
+    unavailable = state['host'].get('unavailable_packages', [])
+    for name in args[1:]:
+        if name in unavailable:
+            raise Exit(100, 'E: No packages found\n')
+        version = _packages(state).get(name, '1.0-0ubuntu1')
+        sys.stdout.write('Package: {}\nVersion: {}\nArchitecture: amd64\n'
+                         'Description: {}\n\n'.format(name, version, name))
+
+
+def cmd_apt_config(state, argv):
+    """charmhelpers runs `apt-config dump` when charmhelpers.fetch is
+    imported, i.e. in every hook of an OpenStack charm."""
+    if argv[:1] != ['dump']:
+        raise Exit(100, 'E: not simulated\n')
+    sys.stdout.write('APT "";\nAPT::Architecture "amd64";\n'
+                     'APT::Install-Recommends "1";\n'
+                     'Dir "/";\nDir::Cache "var/cache/apt/";\n')
+
+
+def _service(state, name):
+    name = name[:-len('.service')] if name.endswith('.service') else name
+    return name, state['host']['services'].get(name)
+
+
+def cmd_systemctl(state, argv):
+    opts, args = parse(argv, (), ('--quiet', '-q', '--now', '--no-block',
+                                  '--no-pager', '--system'))
+    if not args:
+        raise Exit(1)
+    verb, units = args[0], args[1:]
+    if verb == 'daemon-reload':
+        return
+    for unit in units:
+        name, service = _service(state, unit)
+        if verb == 'is-active':
+            active = bool(service and service['active'])
+            if '--quiet' not in opts and '-q' not in opts:
+                sys.stdout.write('active\n' if active else 'inactive\n')
+            if not active:
+                raise Exit(3)
+            continue
+        if verb == 'is-enabled':
+            enabled = bool(service and service['enabled'])
+            sys.stdout.write('enabled\n' if enabled else 'disabled\n')
+            if not enabled:
+                raise Exit(1)
+            continue
+        if service is None:
+            raise Exit(5, 'Failed to {} {}.service: Unit {}.service not '
+                          'found.\n'.format(verb, name, name))
+        if verb in ('start', 'restart', 'reload', 'try-restart'):
+            if service['masked']:
+                raise Exit(1, 'Failed to start {}.service: Unit {}.service '
+                              'is masked.\n'.format(name, name))
+            needs = service.get('needs_module')
+            if needs and needs not in state['host']['modules']:
+                raise Exit(1, 'Job for {}.service failed because the control '
+                              'process exited with error code.\n'.format(
+                                  name))
+            service['active'] = True
+        elif verb == 'stop':
+            service['active'] = False
+        elif verb == 'enable':
+            service['enabled'] = True
+        elif verb == 'disable':
+            service['enabled'] = False
+        elif verb == 'mask':
+            service['masked'] = True
+        elif verb == 'unmask':
+            service['masked'] = False
+        else:
+            raise Exit(1, 'Unknown command verb {}.\n'.format(verb))
+
+
+def cmd_service(state, argv):
+    if len(argv) < 2:
+        raise Exit(1)
+    verb = {'status': 'is-active'}.get(argv[1], argv[1])
+    cmd_systemctl(state, [verb, argv[0]])
+
+
+def cmd_update_initramfs(state, argv):
+    state['host']['initramfs_updated'] = True
+
+
+def cmd_modprobe(state, argv):
+    opts, args = parse(argv, (), ('-r', '--remove', '-q', '--quiet'))
+    modules = state['host']['modules']
+    for name in args[:1]:
+        if '-r' in opts or '--remove' in opts:
+            if name in modules:
+                modules.remove(name)
+        elif name not in modules:
+            raise Exit(1, 'modprobe: FATAL: Module {} not found in directory '
+                          '/lib/modules/6.8.0-sim\n'.format(name))
+
+
+def cmd_rmmod(state, argv):
+    cmd_modprobe(state, ['-r'] + argv)
+
+
+def cmd_lsmod(state, argv):
+    sys.stdout.write('Module                  Size  Used by\n')
+    for name in state['host']['modules']:
+        sys.stdout.write('{:<24}{:>6}  0\n'.format(name, 16384))
+
+
+def cmd_nc(state, argv):
+    raise Exit(1)
+
+
+def cmd_mdevctl(state, argv):
+    if 'mdevctl' not in _packages(state):
+        raise Exit(127, 'mdevctl: command not found\n')
+    state['host'].setdefault('mdevctl_calls', []).append(argv)
+
+
+def pass_through(name, argv):
+    if name == 'lspci':
+        argv = ['-A', 'linux-sysfs', '-O',
+                'sysfs.path={}/sys/bus/pci'.format(HOST_ROOT)] + argv
+    os.execv(PASS_THROUGH[name], [PASS_THROUGH[name]] + argv)
+
+
+def main(argv):
+    name = os.path.basename(argv[0])
+    args = argv[1:]
+    if name in PASS_THROUGH:
+        record('host', [name] + args)
+        pass_through(name, args)
+    if name in HOOK_TOOLS:
+        record('tool', [name] + args)
+        handler = globals()['tool_' + name.replace('-', '_')]
+    elif name in HOST_COMMANDS:
+        record('host', [name] + args)
+        handler = globals()['cmd_' + name.replace('-', '_')]
+    else:
+        sys.stderr.write('{}: not simulated\n'.format(name))
+        return 127
+    try:
+        with State() as state:
+            handler(state, args)
+    except Exit as stop:
+        sys.stderr.write(stop.message)
+        return stop.code
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

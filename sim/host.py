@@ -1,0 +1,220 @@
+"""The simulated host's hardware and files: sysfs tree, /proc, .deb files.
+
+Everything is generated under a host root directory, laid out as on a real
+host, so the real lspci and the charm's own sysfs reads find it where they
+would look on a compute node.
+"""
+import os
+import shutil
+import struct
+import subprocess
+from typing import Any, Dict, Iterable, List
+
+NVIDIA_VENDOR = '10de'
+DEFAULT_DEB_SERVICES = ('nvidia-vgpud', 'nvidia-vgpu-mgr')
+# Fixed timestamp for everything built here: the same scenario must give
+# byte-identical resources (their sha256 is part of the charm's state).
+EPOCH = 1700000000
+
+
+def _write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as stream:
+        stream.write(text)
+
+
+def _config_space(function: Dict[str, Any]) -> bytes:
+    """The first 64 bytes of PCI config space lspci reads for each device."""
+    class_code = int(function['class'], 16)
+    header = struct.pack(
+        '<HHHHB3sBBBB',
+        int(function['vendor'], 16), int(function['device'], 16),
+        0x0006, 0x0010, int(function.get('revision', 'a1'), 16),
+        class_code.to_bytes(3, 'little'), 0, 0, 0, 0)
+    bars = bytes(24)
+    subsystem = struct.pack(
+        '<IHH', 0, int(function.get('subsystem_vendor') or '0', 16),
+        int(function.get('subsystem_device') or '0', 16))
+    return (header + bars + subsystem).ljust(64, b'\0')
+
+
+def device_dir(host_root: str, address: str) -> str:
+    """Where a PCI function's sysfs directory lives (under its root bus)."""
+    domain_bus = address.rsplit(':', 1)[0]
+    return os.path.join(host_root, 'sys', 'devices',
+                        'pci' + domain_bus, address)
+
+
+def _link(target: str, link: str) -> None:
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    os.symlink(os.path.relpath(target, os.path.dirname(link)), link)
+
+
+def _write_function(host_root: str, function: Dict[str, Any],
+                    driver: Any) -> str:
+    path = device_dir(host_root, function['address'])
+    os.makedirs(path, exist_ok=True)
+    for name in ('vendor', 'device', 'subsystem_vendor', 'subsystem_device'):
+        _write(os.path.join(path, name),
+               '0x{}\n'.format(function.get(name) or '0000'))
+    _write(os.path.join(path, 'class'), '0x{}\n'.format(function['class']))
+    _write(os.path.join(path, 'revision'),
+           '0x{}\n'.format(function.get('revision', 'a1')))
+    with open(os.path.join(path, 'config'), 'wb') as stream:
+        stream.write(_config_space(function))
+    _link(path, os.path.join(host_root, 'sys', 'bus', 'pci', 'devices',
+                             function['address']))
+    if driver:
+        driver_dir = os.path.join(host_root, 'sys', 'bus', 'pci', 'drivers',
+                                  driver)
+        os.makedirs(driver_dir, exist_ok=True)
+        _link(driver_dir, os.path.join(path, 'driver'))
+        _link(path, os.path.join(driver_dir, function['address']))
+    return path
+
+
+def _write_mdev_types(host_root: str, device: str, address: str,
+                      types: Dict[str, Dict[str, Any]]) -> None:
+    for type_id, spec in sorted(types.items()):
+        type_dir = os.path.join(device, 'mdev_supported_types', type_id)
+        _write(os.path.join(type_dir, 'name'), spec.get('name', '') + '\n')
+        _write(os.path.join(type_dir, 'description'),
+               spec.get('description', '') + '\n')
+        _write(os.path.join(type_dir, 'available_instances'),
+               '{}\n'.format(spec.get('available_instances', 0)))
+        _write(os.path.join(type_dir, 'device_api'),
+               spec.get('device_api', 'vfio-pci') + '\n')
+        _write(os.path.join(type_dir, 'create'), '')
+        os.makedirs(os.path.join(type_dir, 'devices'), exist_ok=True)
+    if types:
+        _link(device, os.path.join(host_root, 'sys', 'class', 'mdev_bus',
+                                   address))
+
+
+def vf_addresses(address: str, count: int) -> List[str]:
+    """Addresses of a PF's first `count` VFs: function 4 onwards, as NVIDIA
+    Ampere boards number them (PF 41:00.0 -> VFs 41:00.4 ... 41:00.7,
+    41:01.0 ...)."""
+    domain, bus, rest = address.split(':')
+    slot = int(rest.split('.')[0], 16)
+    result = []
+    for index in range(count):
+        number = slot * 8 + 4 + index
+        result.append('{}:{}:{:02x}.{}'.format(
+            domain, bus, number // 8, number % 8))
+    return result
+
+
+def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
+                   hardware: Dict[str, Any]) -> None:
+    """(Re)build /sys from the scenario's PCI functions and host state.
+
+    hardware: {'nvidia_loaded': bool, 'vfs': {pf: count},
+    'mdevs': [{'uuid', 'parent', 'type'}]}.
+    """
+    sys_root = os.path.join(host_root, 'sys')
+    shutil.rmtree(sys_root, ignore_errors=True)
+    os.makedirs(os.path.join(sys_root, 'bus', 'pci', 'devices'))
+    nvidia_loaded = hardware.get('nvidia_loaded', False)
+    for function in pci:
+        is_nvidia_gpu = (function['vendor'].lower() == NVIDIA_VENDOR and
+                         function['class'][:4] in ('0300', '0302'))
+        driver = function.get('driver')
+        if is_nvidia_gpu:
+            driver = 'nvidia' if nvidia_loaded else (
+                driver if driver != 'nvidia' else None)
+        device = _write_function(host_root, function, driver)
+        sriov = function.get('sriov')
+        if sriov:
+            _write(os.path.join(device, 'sriov_totalvfs'),
+                   '{}\n'.format(sriov['total_vfs']))
+            enabled = hardware.get('vfs', {}).get(function['address'], 0)
+            _write(os.path.join(device, 'sriov_numvfs'),
+                   '{}\n'.format(enabled))
+            for index, vf in enumerate(vf_addresses(function['address'],
+                                                    enabled)):
+                vf_function = dict(function, address=vf)
+                vf_function.pop('sriov', None)
+                vf_device = _write_function(
+                    host_root, vf_function,
+                    'nvidia' if nvidia_loaded else None)
+                _link(device, os.path.join(vf_device, 'physfn'))
+                _link(vf_device, os.path.join(device,
+                                              'virtfn{}'.format(index)))
+                if nvidia_loaded:
+                    _write_mdev_types(host_root, vf_device, vf,
+                                      sriov.get('vf_mdev_types', {}))
+                    _write_vgpu_types(vf_device,
+                                      sriov.get('vf_vgpu_types', {}))
+        elif is_nvidia_gpu and nvidia_loaded:
+            _write_mdev_types(host_root, device, function['address'],
+                              function.get('mdev_types', {}))
+    for mdev in hardware.get('mdevs', []):
+        parent = device_dir(host_root, mdev['parent'])
+        if not os.path.isdir(parent):
+            continue
+        mdev_dir = os.path.join(parent, mdev['uuid'])
+        os.makedirs(mdev_dir)
+        type_dir = os.path.join(parent, 'mdev_supported_types', mdev['type'])
+        if os.path.isdir(type_dir):
+            _link(type_dir, os.path.join(mdev_dir, 'mdev_type'))
+        _link(mdev_dir, os.path.join(sys_root, 'bus', 'mdev', 'devices',
+                                     mdev['uuid']))
+
+
+def _write_vgpu_types(vf_device: str, types: Dict[Any, str]) -> None:
+    """The vendor-specific VFIO layout: no mdev, a table per VF."""
+    if not types:
+        return
+    lines = ['ID    : vGPU Name']
+    lines += ['{:<6}: {}'.format(type_id, name)
+              for type_id, name in sorted(types.items(),
+                                          key=lambda item: int(item[0]))]
+    _write(os.path.join(vf_device, 'nvidia', 'creatable_vgpu_types'),
+           '\n'.join(lines) + '\n')
+    _write(os.path.join(vf_device, 'nvidia', 'current_vgpu_type'), '0\n')
+
+
+def write_proc_modules(host_root: str, modules: Iterable[str]) -> None:
+    """/proc/modules as the kernel prints it (name size refcount deps state
+    address), which is what the charm reads to know the loaded driver."""
+    _write(os.path.join(host_root, 'proc', 'modules'), ''.join(
+        '{} 16384 0 - Live 0x0000000000000000\n'.format(name)
+        for name in modules))
+
+
+def build_deb(work_dir: str, spec: Dict[str, Any]) -> str:
+    """A real Debian package, as NVIDIA ships the vGPU host software:
+    systemd units for its daemons and the sriov-manage tool."""
+    package, version = spec['package'], spec['version']
+    root = os.path.join(work_dir, '{}_{}'.format(package, version))
+    shutil.rmtree(root, ignore_errors=True)
+    control = [
+        'Package: {}'.format(package),
+        'Version: {}'.format(version),
+        'Architecture: {}'.format(spec.get('architecture', 'amd64')),
+        'Maintainer: NVIDIA Corporation <linux-bugs@nvidia.com>',
+    ]
+    if spec.get('depends', 'dkms'):
+        control.append('Depends: {}'.format(spec.get('depends', 'dkms')))
+    control.append('Description: {}'.format(
+        spec.get('description',
+                 'NVIDIA vGPU Manager for KVM, version {}'.format(version))))
+    _write(os.path.join(root, 'DEBIAN', 'control'), '\n'.join(control) + '\n')
+    for service in spec.get('services', DEFAULT_DEB_SERVICES):
+        _write(os.path.join(root, 'lib', 'systemd', 'system',
+                            service + '.service'),
+               '[Unit]\nDescription={}\n\n[Service]\nExecStart=/usr/bin/{}\n'
+               '\n[Install]\nWantedBy=multi-user.target\n'.format(
+                   service, service))
+    _write(os.path.join(root, 'usr', 'lib', 'nvidia', 'sriov-manage'),
+           '#!/bin/sh\n')
+    for directory, _, files in os.walk(root):
+        for name in files + ['.']:
+            os.utime(os.path.join(directory, name), (EPOCH, EPOCH))
+    output = root + '.deb'
+    env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
+    subprocess.run(['dpkg-deb', '--root-owner-group', '-Zxz', '--build',
+                    root, output], check=True, env=env,
+                   capture_output=True)
+    return output

@@ -1,0 +1,557 @@
+"""Run a scenario: one process per hook or action, against a simulated host.
+
+See ../shared/spec/simulator.md for the scenario and output contract.
+"""
+import fnmatch
+import hashlib
+import json
+import os
+import shutil
+import site
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from typing import Any, Dict, List, Optional
+
+import yaml
+
+from sim import charmdir, fakebin, host as simhost, scenario as scenarios
+
+APPLICATION = 'nova-compute-nvidia-vgpu'
+UNIT = APPLICATION + '/0'
+AGENT_DIR = '/var/lib/juju/agents/unit-{}-0'.format(APPLICATION)
+PRINCIPAL_UNIT = 'nova-compute/0'
+MODEL_UUID = '8d4a3b58-5f2c-4c9a-9a43-0c7f2f8e7a11'
+HOOK_TIMEOUT = 600
+# Files the simulator itself lays out; changes there are not the charm's.
+NOT_HOST_FILES = ('var/lib/juju', 'sys', 'proc')
+NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
+NVIDIA_MODULES = ('nvidia', 'nvidia_vgpu_vfio')
+
+
+def _scrub(value: Any, replacements: List[tuple]) -> Any:
+    """Replace sandbox paths so that output is the same on every run."""
+    if isinstance(value, str):
+        for old, new in replacements:
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, list):
+        return [_scrub(item, replacements) for item in value]
+    if isinstance(value, dict):
+        return {_scrub(key, replacements): _scrub(item, replacements)
+                for key, item in value.items()}
+    return value
+
+
+class Simulation:
+    """One compute host, one unit of the charm, one scenario."""
+
+    def __init__(self, scenario: Dict[str, Any], repo_root: str,
+                 built_charm: Optional[str] = None,
+                 work_dir: Optional[str] = None) -> None:
+        self.scenario = scenario
+        self.repo_root = repo_root
+        self.built_charm = built_charm
+        self.work = work_dir or tempfile.mkdtemp(prefix='vgpu-sim-')
+        self.host_root = os.path.join(self.work, 'root')
+        self.charm_dir = self.host_root + AGENT_DIR + '/charm'
+        self.meta = os.path.join(self.work, 'sim')
+        self.bin_dir = os.path.join(self.meta, 'bin')
+        self.state_path = os.path.join(self.meta, 'state.json')
+        self.commands_path = os.path.join(self.meta, 'commands.jsonl')
+        self.log_path = os.path.join(self.meta, 'juju-log.txt')
+        self.python = sys.executable
+        self.steps: List[Dict[str, Any]] = []
+        self.actions: List[Dict[str, Any]] = []
+        self._commands_seen = 0
+        self._resource_revision = 0
+
+    # ------------------------------------------------------------ setup
+
+    def setup(self) -> None:
+        os.makedirs(self.bin_dir)
+        os.makedirs(self.host_root + AGENT_DIR)
+        if self.built_charm:
+            charmdir.copy_built(self.built_charm, self.charm_dir)
+            self.python = self._venv_for_built_charm()
+        else:
+            charmdir.assemble_from_source(self.repo_root, self.charm_dir)
+        self._install_fake_tools()
+        host = self.scenario.get('host', {})
+        modules = list(host.get('kernel_modules', []))
+        state = {
+            'unit': UNIT,
+            'leader': True,
+            'config': self._initial_config(),
+            'status': {'workload': 'unknown', 'message': ''},
+            'application_version': '',
+            'relations': {},
+            'resources': {},
+            'relation_sets': 0,
+            'action': None,
+            'ports': [],
+            'host': {
+                'packages': dict(host.get('packages', {})),
+                'boot_modules': modules,
+                'modules': list(modules),
+                'services': {},
+                'vfs': {},
+                'mdevs': [dict(mdev) for mdev in host.get('mdevs', [])],
+                'reboots': 0,
+                'reboot_requested': False,
+            },
+        }
+        for number, (name, units) in enumerate(
+                sorted(self.scenario.get('relations', {}).items()), start=1):
+            rid = '{}:{}'.format(name, number)
+            state['relations'][rid] = {
+                'name': name,
+                'units': {unit['remote_unit']: _stringify(unit.get('data'))
+                          for unit in units},
+                'app_data': {}, 'local': {}, 'app_local': {},
+                'broken': False,
+            }
+        for name, spec in self.scenario.get('resources', {}).items():
+            state['resources'][name] = self._place_resource(name, spec)
+        self._save(state)
+        self._refresh_host(state)
+        self._baseline = self._snapshot()
+
+    def _initial_config(self) -> Dict[str, Any]:
+        with open(os.path.join(self.charm_dir, 'config.yaml')) as stream:
+            options = (yaml.safe_load(stream) or {}).get('options', {})
+        config = {name: spec.get('default') for name, spec in options.items()}
+        for name, value in self.scenario.get('config', {}).items():
+            if name not in options:
+                raise scenarios.ScenarioError(
+                    'config.{}: not an option of this charm'.format(name))
+            config[name] = value
+        return config
+
+    def _install_fake_tools(self) -> None:
+        with open(fakebin.__file__) as stream:
+            body = stream.read()
+        program = os.path.join(self.meta, 'fakebin')
+        with open(program, 'w') as stream:
+            stream.write('#!{} -IS\n'.format(sys.executable))
+            stream.write(body)
+        os.chmod(program, 0o755)
+        names = (fakebin.HOOK_TOOLS + fakebin.HOST_COMMANDS +
+                 tuple(fakebin.PASS_THROUGH))
+        for name in names:
+            os.symlink(program, os.path.join(self.bin_dir, name))
+        juju_log = os.path.join(self.bin_dir, 'juju-log')
+        with open(juju_log, 'w') as stream:
+            stream.write(fakebin.JUJU_LOG)
+        os.chmod(juju_log, 0o755)
+
+    def _venv_for_built_charm(self) -> str:
+        """Install the built charm's wheelhouse where layer:basic expects
+        its venv (../.venv), and mark it bootstrapped, so that the real
+        hook stubs skip the network install and run in it."""
+        venv = os.path.join(self.host_root + AGENT_DIR, '.venv')
+        subprocess.run([sys.executable, '-m', 'venv', venv], check=True)
+        pip = os.path.join(venv, 'bin', 'pip')
+        wheelhouse = os.path.join(self.charm_dir, 'wheelhouse')
+        subprocess.run([pip, 'install', '-q', '--no-index', '-f', wheelhouse,
+                        '-r', os.path.join(self.charm_dir, 'wheelhouse.txt')],
+                       check=True, stdout=sys.stderr)
+        open(os.path.join(wheelhouse, '.bootstrapped'), 'w').close()
+        return os.path.join(venv, 'bin', 'python')
+
+    def _place_resource(self, name: str, spec: Dict[str, Any]) -> str:
+        """Put a resource where Juju's agent keeps it; '' = not attached."""
+        with open(os.path.join(self.charm_dir, 'metadata.yaml')) as stream:
+            metadata = yaml.safe_load(stream)
+        filename = metadata['resources'][name].get('filename', name)
+        target = '{}{}/resources/{}/{}'.format(
+            self.host_root, AGENT_DIR, name, filename)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        (kind, value), = spec.items()
+        self._resource_revision += 1
+        if kind == 'deb':
+            built = simhost.build_deb(
+                os.path.join(self.meta, 'debs',
+                             str(self._resource_revision)), value)
+            shutil.copyfile(built, target)
+        elif kind == 'file':
+            shutil.copyfile(os.path.join(self.scenario['_base_dir'], value),
+                            target)
+        else:
+            open(target, 'wb').close()
+        return target
+
+    # ------------------------------------------------------------ state
+
+    def _load(self) -> Dict[str, Any]:
+        with open(self.state_path) as stream:
+            return json.load(stream)
+
+    def _save(self, state: Dict[str, Any]) -> None:
+        with open(self.state_path, 'w') as stream:
+            json.dump(state, stream, indent=1, sort_keys=True)
+
+    def _refresh_host(self, state: Dict[str, Any]) -> None:
+        """Regenerate /sys and /proc/modules from the host state."""
+        host = state['host']
+        simhost.generate_sysfs(self.host_root,
+                               self.scenario.get('host', {}).get('pci', []),
+                               {'nvidia_loaded': 'nvidia' in host['modules'],
+                                'vfs': host['vfs'],
+                                'mdevs': host['mdevs']})
+        simhost.write_proc_modules(self.host_root, host['modules'])
+
+    def _snapshot(self) -> Dict[str, bytes]:
+        files = {}
+        for directory, dirnames, filenames in os.walk(self.host_root):
+            relative = os.path.relpath(directory, self.host_root)
+            if relative.startswith(NOT_HOST_FILES):
+                dirnames[:] = []
+                continue
+            for name in filenames:
+                path = os.path.join(directory, name)
+                if os.path.isfile(path):
+                    with open(path, 'rb') as stream:
+                        files['/' + os.path.relpath(path, self.host_root)] = \
+                            stream.read()
+        return files
+
+    def _flags(self) -> List[str]:
+        path = os.path.join(self.charm_dir, '.unit-state.db')
+        if not os.path.exists(path):
+            return []
+        with sqlite3.connect(path) as db:
+            rows = db.execute("SELECT key FROM kv WHERE key LIKE "
+                              "'reactive.states.%'").fetchall()
+        return sorted(key[len('reactive.states.'):] for key, in rows)
+
+    def _new_commands(self) -> List[List[str]]:
+        if not os.path.exists(self.commands_path):
+            return []
+        with open(self.commands_path) as stream:
+            lines = stream.readlines()
+        fresh = lines[self._commands_seen:]
+        self._commands_seen = len(lines)
+        entries = [json.loads(line) for line in fresh]
+        return [entry['argv'] for entry in entries if entry['kind'] == 'host']
+
+    # ---------------------------------------------------------- running
+
+    def _environment(self, extra: Dict[str, str]) -> Dict[str, str]:
+        runtime = os.path.join(os.path.dirname(os.path.abspath(
+            __file__)), 'runtime')
+        pythonpath = [runtime]
+        if not self.built_charm:
+            pythonpath += _stand_in_path(self.repo_root)
+        env = {
+            'PATH': self.bin_dir,
+            'HOME': self.meta,
+            'LANG': 'C.UTF-8',
+            'LC_ALL': 'C.UTF-8',
+            'PYTHONPATH': os.pathsep.join(pythonpath),
+            'PYTHONDONTWRITEBYTECODE': '1',
+            'JUJU_CHARM_DIR': self.charm_dir,
+            'CHARM_DIR': self.charm_dir,
+            'JUJU_UNIT_NAME': UNIT,
+            'JUJU_MODEL_NAME': 'sim',
+            'JUJU_MODEL_UUID': MODEL_UUID,
+            'JUJU_PRINCIPAL_UNIT': PRINCIPAL_UNIT,
+            'JUJU_MACHINE_ID': '0',
+            'JUJU_AVAILABILITY_ZONE': 'zone1',
+            'JUJU_VERSION': '3.4.5',
+            'JUJU_CONTEXT_ID': '{}-sim'.format(UNIT),
+            'SIM_STATE': self.state_path,
+            'SIM_COMMANDS': self.commands_path,
+            'SIM_LOG': self.log_path,
+            'SIM_SITE_PACKAGES': os.pathsep.join(site.getsitepackages()),
+            'SIM_HOST_ROOT': self.host_root,
+            'SIM_SERIES': self.scenario.get('host', {}).get('series',
+                                                            'jammy'),
+            'NVIDIA_VGPU_HOST_ROOT': self.host_root,
+        }
+        env.update(extra)
+        return env
+
+    def _execute(self, argv: List[str], label: str,
+                 extra: Dict[str, str]) -> int:
+        log_start = os.path.getsize(self.log_path) if os.path.exists(
+            self.log_path) else 0
+        try:
+            done = subprocess.run(argv, cwd=self.charm_dir,
+                                  env=self._environment(extra),
+                                  capture_output=True, text=True,
+                                  timeout=HOOK_TIMEOUT)
+            code, stderr = done.returncode, done.stderr
+        except subprocess.TimeoutExpired:
+            code, stderr = 124, 'timed out\n'
+        sys.stderr.write('--- {} (exit {})\n'.format(label, code))
+        if os.path.exists(self.log_path):
+            with open(self.log_path) as stream:
+                stream.seek(log_start)
+                sys.stderr.write(stream.read())
+        sys.stderr.write(stderr)
+        return code
+
+    def run_hook(self, hook: str, rid: Optional[str] = None,
+                 remote_unit: Optional[str] = None,
+                 departing: Optional[str] = None) -> Dict[str, Any]:
+        extra = {'JUJU_HOOK_NAME': hook, 'JUJU_DISPATCH_PATH':
+                 'hooks/' + hook}
+        if rid:
+            extra.update({'JUJU_RELATION': rid.split(':')[0],
+                          'JUJU_RELATION_ID': rid})
+            if remote_unit:
+                extra.update({'JUJU_REMOTE_UNIT': remote_unit,
+                              'JUJU_REMOTE_APP': remote_unit.split('/')[0]})
+            if departing:
+                extra['JUJU_DEPARTING_UNIT'] = departing
+        code = self._execute(
+            [self.python, os.path.join(self.charm_dir, 'hooks', hook)],
+            'hook ' + hook, extra)
+        return {'hook': hook, 'exit_code': code}
+
+    def run_action(self, name: str, params: Dict[str, Any]) -> int:
+        with open(os.path.join(self.charm_dir, 'actions.yaml')) as stream:
+            schema = (yaml.safe_load(stream) or {}).get(name, {})
+        full = {key: spec.get('default')
+                for key, spec in (schema.get('params') or {}).items()
+                if 'default' in spec}
+        full.update(params)
+        state = self._load()
+        state['action'] = {'name': name, 'params': full, 'results': {},
+                           'failed': None}
+        self._save(state)
+        uuid = '{:08d}-sim'.format(len(self.actions) + 1)
+        script = os.path.join(self.charm_dir, 'actions', name)
+        if not os.path.exists(script):
+            code = 1
+            sys.stderr.write('--- action {}: no such action\n'.format(name))
+        else:
+            code = self._execute([self.python, script], 'action ' + name, {
+                'JUJU_ACTION_NAME': name, 'JUJU_ACTION_UUID': uuid,
+                'JUJU_ACTION_TAG': 'action-' + uuid})
+        state = self._load()
+        action = state.pop('action')
+        state['action'] = None
+        self._save(state)
+        failed = action['failed']
+        if code != 0 and failed is None:
+            failed = 'action exited with code {}'.format(code)
+        self.actions.append({'name': name, 'params': full,
+                             'results': action['results'],
+                             'failed': failed})
+        return code
+
+    def _relation_hooks(self, hook: str) -> List[Dict[str, Any]]:
+        """A relation hook step runs once per relation (created, broken)
+        or once per remote unit (joined, changed)."""
+        endpoint, _, kind = hook.partition('-relation-')
+        state = self._load()
+        runs = []
+        for rid, relation in sorted(state['relations'].items()):
+            if relation['name'] != endpoint or relation['broken']:
+                continue
+            if kind in ('created', 'broken'):
+                runs.append(self.run_hook(hook, rid))
+            else:
+                for unit in sorted(relation['units']):
+                    runs.append(self.run_hook(hook, rid, unit))
+        if not runs:
+            sys.stderr.write('--- {}: no such relation, skipped\n'.format(
+                hook))
+        return runs
+
+    def _reboot(self) -> List[Dict[str, Any]]:
+        """What a reboot does to the host, then the start hook."""
+        state = self._load()
+        host = state['host']
+        blacklisted = self._nouveau_blacklisted()
+        modules = [name for name in host['boot_modules']
+                   if name not in NVIDIA_MODULES and
+                   not (name == 'nouveau' and blacklisted)]
+        driver = any(fnmatch.fnmatchcase(name, NVIDIA_DRIVER_PACKAGE)
+                     for name in host['packages'])
+        if driver and 'nouveau' not in modules:
+            modules += list(NVIDIA_MODULES)
+        host['modules'] = modules
+        host['vfs'] = {}
+        host['mdevs'] = []
+        host['reboots'] += 1
+        host['reboot_requested'] = False
+        for service in host['services'].values():
+            needs = service.get('needs_module')
+            service['active'] = (service['enabled'] and
+                                 not service['masked'] and
+                                 (not needs or needs in modules))
+        self._save(state)
+        self._refresh_host(state)
+        return [self.run_hook('start')]
+
+    def _nouveau_blacklisted(self) -> bool:
+        directory = os.path.join(self.host_root, 'etc', 'modprobe.d')
+        if not os.path.isdir(directory):
+            return False
+        for name in sorted(os.listdir(directory)):
+            with open(os.path.join(directory, name)) as stream:
+                if any(line.split()[:2] == ['blacklist', 'nouveau']
+                       for line in stream):
+                    return True
+        return False
+
+    def _run_step(self, step: Any) -> Dict[str, Any]:
+        state = self._load()
+        sets_before = state['relation_sets']
+        if isinstance(step, str):
+            label = step
+            if '-relation-' in step:
+                runs = self._relation_hooks(step)
+            else:
+                runs = [self.run_hook(step)]
+        elif 'action' in step:
+            label = 'action ' + step['action']
+            code = self.run_action(step['action'], step.get('params', {}))
+            runs = [{'action': step['action'], 'exit_code': code}]
+        elif 'reboot' in step:
+            label = 'reboot'
+            runs = self._reboot()
+        elif 'config' in step:
+            label = 'config'
+            state['config'].update(step['config'])
+            self._save(state)
+            runs = [self.run_hook('config-changed')]
+        elif 'attach' in step:
+            label = 'attach'
+            for name, spec in step['attach'].items():
+                state['resources'][name] = self._place_resource(name, spec)
+            self._save(state)
+            runs = [self.run_hook('upgrade-charm')]
+        elif 'remote' in step:
+            label = 'remote'
+            runs = []
+            for endpoint, data in step['remote'].items():
+                for rid, relation in sorted(state['relations'].items()):
+                    if relation['name'] != endpoint:
+                        continue
+                    for unit in relation['units']:
+                        relation['units'][unit].update(_stringify(data))
+            self._save(state)
+            for endpoint in step['remote']:
+                runs += self._relation_hooks(endpoint + '-relation-changed')
+        else:
+            endpoint = step['relation-departed']
+            label = 'relation-departed ' + endpoint
+            runs = self._depart(endpoint)
+        state = self._load()
+        return {
+            'step': label,
+            'exit_code': next((run['exit_code'] for run in runs
+                               if run['exit_code']), 0),
+            'hooks': runs,
+            'status': dict(state['status']),
+            'commands': self._new_commands(),
+            'relation_sets': state['relation_sets'] - sets_before,
+        }
+
+    def _depart(self, endpoint: str) -> List[Dict[str, Any]]:
+        runs = []
+        state = self._load()
+        for rid in sorted(state['relations']):
+            if state['relations'][rid]['name'] != endpoint:
+                continue
+            for unit in sorted(state['relations'][rid]['units']):
+                state = self._load()
+                relation = state['relations'][rid]
+                relation.setdefault('departed', {})[unit] = \
+                    relation['units'].pop(unit)
+                self._save(state)
+                runs.append(self.run_hook(endpoint + '-relation-departed',
+                                          rid, unit, departing=unit))
+            state = self._load()
+            state['relations'][rid]['broken'] = True
+            self._save(state)
+            runs.append(self.run_hook(endpoint + '-relation-broken', rid))
+            state = self._load()
+            del state['relations'][rid]
+            self._save(state)
+        return runs
+
+    def run(self) -> Dict[str, Any]:
+        """Run every step; return the contract's output document."""
+        self.setup()
+        steps = self.scenario.get('steps')
+        if steps is None:
+            steps = scenarios.default_steps(self.scenario)
+        for step in steps:
+            self.steps.append(self._run_step(step))
+        return self.report()
+
+    def report(self) -> Dict[str, Any]:
+        state = self._load()
+        commands = []
+        with open(self.commands_path) as stream:
+            for line in stream:
+                entry = json.loads(line)
+                if entry['kind'] == 'host':
+                    commands.append(entry['argv'])
+        files = {}
+        now = self._snapshot()
+        for path in sorted(set(now) | set(self._baseline)):
+            if now.get(path) != self._baseline.get(path):
+                content = now.get(path)
+                files[path] = (None if content is None
+                               else content.decode('utf-8', 'replace'))
+        host = state['host']
+        output = {
+            'status': state['status'],
+            'application_version': state['application_version'],
+            'relations': {rid: relation['local'] for rid, relation in
+                          sorted(state['relations'].items())},
+            'steps': self.steps,
+            'actions': self.actions,
+            'commands': commands,
+            'files': files,
+            'flags': self._flags(),
+            'host': {
+                'packages': dict(sorted(host['packages'].items())),
+                'modules': host['modules'],
+                'services': {name: {key: service[key] for key in
+                                    ('active', 'enabled', 'masked')}
+                             for name, service in
+                             sorted(host['services'].items())},
+                'vfs': host['vfs'],
+                'mdevs': host['mdevs'],
+                'reboots': host['reboots'],
+                'reboot_requested': host['reboot_requested'],
+                'resources_sha256': {
+                    name: _sha256(path) for name, path in
+                    sorted(state['resources'].items()) if path},
+            },
+        }
+        return _scrub(output, [(self.host_root, ''), (self.work, '<sim>')])
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _sha256(path: str) -> str:
+    with open(path, 'rb') as stream:
+        return hashlib.sha256(stream.read()).hexdigest()
+
+
+def _stringify(data: Optional[Dict[str, Any]]) -> Dict[str, str]:
+    """Relation data is always text on the wire."""
+    return {key: value if isinstance(value, str) else json.dumps(value)
+            for key, value in (data or {}).items()}
+
+
+def _stand_in_path(repo_root: str) -> List[str]:
+    """Where hooks find charms_openstack: the real package when the
+    simulator itself can import it (e.g. a checkout on PYTHONPATH), else
+    the test stand-in."""
+    try:
+        import charms_openstack
+    except ImportError:
+        return [os.path.join(repo_root, 'unit_tests', 'stand_ins')]
+    return [os.path.dirname(os.path.dirname(
+        os.path.abspath(charms_openstack.__file__)))]

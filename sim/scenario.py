@@ -1,0 +1,185 @@
+"""Reading and checking scenario files (the contract's YAML)."""
+import os
+from typing import Any, Dict, List
+
+import yaml
+
+
+class ScenarioError(Exception):
+    """A scenario the simulator cannot run; the message is one line."""
+
+
+HOOK_STEPS = {
+    'install', 'config-changed', 'start', 'stop', 'update-status',
+    'upgrade-charm', 'leader-elected', 'leader-settings-changed',
+    'pre-series-upgrade', 'post-series-upgrade', 'remove',
+}
+RELATION_HOOK_SUFFIXES = ('-relation-created', '-relation-joined',
+                          '-relation-changed', '-relation-departed',
+                          '-relation-broken')
+
+_TOP = {'name': str, 'host': dict, 'config': dict, 'resources': dict,
+        'relations': dict, 'steps': list}
+_HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
+         'mdevs': list, 'libvirt_domains': list, 'series': str}
+_PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
+        'subsystem_vendor': str, 'subsystem_device': str,
+        'driver': (str, type(None)), 'mdev_types': dict, 'sriov': dict,
+        'revision': str}
+_SRIOV = {'total_vfs': int, 'vf_mdev_types': dict, 'vf_vgpu_types': dict}
+_MDEV_TYPE = {'name': str, 'description': str,
+              'available_instances': int, 'device_api': str}
+_MDEV = {'uuid': str, 'parent': str, 'type': str}
+_DOMAIN = {'name': str, 'mdevs': list}
+_DEB = {'package': str, 'version': str, 'architecture': str,
+        'depends': str, 'description': str, 'services': list}
+_STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
+               'relation-departed'}
+
+
+def _check_keys(where: str, data: Any, allowed: Dict[str, Any],
+                required: tuple = ()) -> None:
+    if not isinstance(data, dict):
+        raise ScenarioError('{}: expected a mapping, got {}'.format(
+            where, type(data).__name__))
+    for key, value in data.items():
+        if key not in allowed:
+            raise ScenarioError('{}: unknown key {!r}'.format(where, key))
+        if not isinstance(value, allowed[key]) or (
+                allowed[key] is int and isinstance(value, bool)):
+            raise ScenarioError('{}.{}: wrong type {}'.format(
+                where, key, type(value).__name__))
+    for key in required:
+        if key not in data:
+            raise ScenarioError('{}: missing key {!r}'.format(where, key))
+
+
+def _check_str_map(where: str, data: Dict[Any, Any]) -> None:
+    for key, value in data.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ScenarioError('{}: {!r} must map text to text'.format(
+                where, key))
+
+
+def _check_mdev_types(where: str, types: Dict[str, Any]) -> None:
+    for type_id, spec in types.items():
+        _check_keys('{}.{}'.format(where, type_id), spec, _MDEV_TYPE)
+
+
+def _check_resource(where: str, spec: Any) -> None:
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise ScenarioError(
+            '{}: give exactly one of deb, file, empty'.format(where))
+    (kind, value), = spec.items()
+    if kind == 'deb':
+        _check_keys(where + '.deb', value, _DEB,
+                    required=('package', 'version'))
+    elif kind == 'file':
+        if not isinstance(value, str):
+            raise ScenarioError(where + '.file: expected a path')
+    elif kind == 'empty':
+        if value is not True:
+            raise ScenarioError(where + '.empty: expected true')
+    else:
+        raise ScenarioError('{}: unknown key {!r}'.format(where, kind))
+
+
+def _check_step(index: int, step: Any) -> None:
+    where = 'steps[{}]'.format(index)
+    if isinstance(step, str):
+        if step in HOOK_STEPS or step.endswith(RELATION_HOOK_SUFFIXES):
+            return
+        raise ScenarioError('{}: unknown hook {!r}'.format(where, step))
+    if not isinstance(step, dict) or not step:
+        raise ScenarioError(where + ': expected a hook name or a mapping')
+    unknown = set(step) - _STEP_KINDS
+    if unknown:
+        raise ScenarioError('{}: unknown key {!r}'.format(
+            where, sorted(unknown)[0]))
+    kinds = set(step) - {'params'}
+    if len(kinds) != 1:
+        raise ScenarioError(where + ': one kind of step per entry')
+    kind = kinds.pop()
+    value = step[kind]
+    if 'params' in step and kind != 'action':
+        raise ScenarioError(where + ': params only go with action')
+    if kind == 'action' and not isinstance(value, str):
+        raise ScenarioError(where + '.action: expected an action name')
+    if kind == 'action' and not isinstance(step.get('params', {}), dict):
+        raise ScenarioError(where + '.params: expected a mapping')
+    if kind == 'reboot' and value is not True:
+        raise ScenarioError(where + '.reboot: expected true')
+    if kind in ('config', 'remote', 'attach') and not isinstance(value, dict):
+        raise ScenarioError('{}.{}: expected a mapping'.format(where, kind))
+    if kind == 'attach':
+        for name, spec in value.items():
+            _check_resource('{}.attach.{}'.format(where, name), spec)
+    if kind == 'remote':
+        for name, data in value.items():
+            if not isinstance(data, dict):
+                raise ScenarioError('{}.remote.{}: expected a mapping'.format(
+                    where, name))
+    if kind == 'relation-departed' and not isinstance(value, str):
+        raise ScenarioError(where + '.relation-departed: expected a name')
+
+
+def validate(data: Any) -> Dict[str, Any]:
+    """Check a parsed scenario against the contract; return it."""
+    _check_keys('scenario', data, _TOP)
+    host = data.get('host', {})
+    _check_keys('host', host, _HOST)
+    _check_str_map('host.packages', host.get('packages', {}))
+    for index, function in enumerate(host.get('pci', [])):
+        where = 'host.pci[{}]'.format(index)
+        _check_keys(where, function, _PCI,
+                    required=('address', 'vendor', 'device', 'class'))
+        _check_mdev_types(where + '.mdev_types',
+                          function.get('mdev_types', {}))
+        if 'sriov' in function:
+            _check_keys(where + '.sriov', function['sriov'], _SRIOV,
+                        required=('total_vfs',))
+            _check_mdev_types(where + '.sriov.vf_mdev_types',
+                              function['sriov'].get('vf_mdev_types', {}))
+    for index, mdev in enumerate(host.get('mdevs', [])):
+        _check_keys('host.mdevs[{}]'.format(index), mdev, _MDEV,
+                    required=('uuid', 'parent', 'type'))
+    for index, domain in enumerate(host.get('libvirt_domains', [])):
+        _check_keys('host.libvirt_domains[{}]'.format(index), domain,
+                    _DOMAIN, required=('name',))
+    for name, spec in data.get('resources', {}).items():
+        _check_resource('resources.{}'.format(name), spec)
+    for name, units in data.get('relations', {}).items():
+        if not isinstance(units, list):
+            raise ScenarioError('relations.{}: expected a list'.format(name))
+        for index, unit in enumerate(units):
+            _check_keys('relations.{}[{}]'.format(name, index), unit,
+                        {'remote_unit': str, 'data': dict},
+                        required=('remote_unit',))
+    for index, step in enumerate(data.get('steps', [])):
+        _check_step(index, step)
+    return data
+
+
+def load(path: str) -> Dict[str, Any]:
+    """Read and check a scenario file; ScenarioError on any problem."""
+    try:
+        with open(path) as stream:
+            data = yaml.safe_load(stream)
+    except OSError as error:
+        raise ScenarioError('cannot read {}: {}'.format(
+            path, error.strerror))
+    except yaml.YAMLError as error:
+        raise ScenarioError('{}: not valid YAML ({})'.format(
+            path, str(error).splitlines()[0]))
+    scenario = validate(data)
+    scenario['_base_dir'] = os.path.dirname(os.path.abspath(path))
+    return scenario
+
+
+def default_steps(scenario: Dict[str, Any]) -> List[Any]:
+    """What Juju runs on a fresh deployment of this scenario."""
+    steps: List[Any] = ['install']
+    for name in scenario.get('relations', {}):
+        steps += [name + '-relation-created', name + '-relation-joined',
+                  name + '-relation-changed']
+    return steps + ['config-changed', 'start', 'update-status']

@@ -1,0 +1,93 @@
+"""The simulated host is read by the real tools: lspci and dpkg-deb."""
+import hashlib
+import os
+import subprocess
+
+from sim import host
+
+V100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
+        'class': '030200', 'subsystem_vendor': '10de',
+        'subsystem_device': '1214'}
+A40 = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '2235',
+       'class': '030200', 'sriov': {'total_vfs': 32, 'vf_mdev_types': {
+           'nvidia-556': {'name': 'NVIDIA A40-4Q', 'available_instances': 1,
+                          'description': 'framebuffer=4096M'}}}}
+NIC = {'address': '0000:31:00.0', 'vendor': '15b3', 'device': '101d',
+       'class': '020000'}
+
+
+def lspci(root, *args):
+    return subprocess.run(
+        ['lspci', '-A', 'linux-sysfs', '-O',
+         'sysfs.path={}/sys/bus/pci'.format(root)] + list(args),
+        capture_output=True, text=True, check=True)
+
+
+def test_real_lspci_reads_the_generated_tree(tmp_path):
+    host.generate_sysfs(str(tmp_path), [V100, NIC], {})
+    done = lspci(tmp_path, '-Dmmn')
+    assert done.stderr == ''
+    assert done.stdout.splitlines() == [
+        '0000:31:00.0 "0200" "15b3" "101d" -ra1 -p00 "" ""',
+        '0000:84:00.0 "0302" "10de" "1db4" -ra1 -p00 "10de" "1214"',
+    ]
+
+
+def test_vfs_exist_only_once_enabled_and_point_at_their_pf(tmp_path):
+    host.generate_sysfs(str(tmp_path), [A40], {'nvidia_loaded': True})
+    assert len(lspci(tmp_path, '-Dmmn').stdout.splitlines()) == 1
+    pf = host.device_dir(str(tmp_path), A40['address'])
+    with open(os.path.join(pf, 'sriov_totalvfs')) as stream:
+        assert stream.read() == '32\n'
+
+    host.generate_sysfs(str(tmp_path), [A40],
+                        {'nvidia_loaded': True, 'vfs': {A40['address']: 4}})
+    lines = lspci(tmp_path, '-Dmmn').stdout.splitlines()
+    assert [line.split()[0] for line in lines] == [
+        '0000:41:00.0', '0000:41:00.4', '0000:41:00.5', '0000:41:00.6',
+        '0000:41:00.7']
+    vf = os.path.join(str(tmp_path), 'sys', 'bus', 'pci', 'devices',
+                      '0000:41:00.4')
+    assert os.path.realpath(os.path.join(vf, 'physfn')) == pf
+    assert os.path.isdir(os.path.join(
+        str(tmp_path), 'sys', 'class', 'mdev_bus', '0000:41:00.4',
+        'mdev_supported_types', 'nvidia-556'))
+    assert not os.path.exists(os.path.join(pf, 'mdev_supported_types'))
+
+
+def test_vf_numbering_crosses_into_the_next_slot():
+    assert host.vf_addresses('0000:51:00.0', 6)[-2:] == [
+        '0000:51:01.0', '0000:51:01.1']
+
+
+def test_mdev_types_appear_only_with_the_driver_loaded(tmp_path):
+    v100 = dict(V100, mdev_types={'nvidia-108': {
+        'name': 'GRID V100-8Q', 'available_instances': 2,
+        'description': 'num_heads=4, framebuffer=8192M'}})
+    host.generate_sysfs(str(tmp_path), [v100], {'nvidia_loaded': False})
+    types = os.path.join(str(tmp_path), 'sys', 'class', 'mdev_bus')
+    assert not os.path.exists(types)
+    host.generate_sysfs(str(tmp_path), [v100], {'nvidia_loaded': True})
+    type_dir = os.path.join(types, '0000:84:00.0', 'mdev_supported_types',
+                            'nvidia-108')
+    with open(os.path.join(type_dir, 'name')) as stream:
+        assert stream.read() == 'GRID V100-8Q\n'
+    driver = os.path.join(host.device_dir(str(tmp_path), '0000:84:00.0'),
+                          'driver')
+    assert os.path.basename(os.path.realpath(driver)) == 'nvidia'
+
+
+def test_built_deb_is_real_and_reproducible(tmp_path):
+    spec = {'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.54.16'}
+    first = host.build_deb(str(tmp_path / 'a'), spec)
+    second = host.build_deb(str(tmp_path / 'b'), spec)
+    with open(first, 'rb') as one, open(second, 'rb') as two:
+        assert hashlib.sha256(one.read()).digest() == \
+            hashlib.sha256(two.read()).digest()
+    fields = subprocess.run(['dpkg-deb', '-f', first, 'Package', 'Version'],
+                            capture_output=True, text=True, check=True)
+    assert fields.stdout == ('Package: nvidia-vgpu-ubuntu-550\n'
+                             'Version: 550.54.16\n')
+    listing = subprocess.run(['dpkg-deb', '-c', first], capture_output=True,
+                             text=True, check=True).stdout
+    assert './lib/systemd/system/nvidia-vgpu-mgr.service' in listing

@@ -1,0 +1,72 @@
+"""The simulator refuses scenarios it cannot run, in one line, exit 2."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sim import scenario
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.parametrize('data, message', [
+    ({'hosts': {}}, "scenario: unknown key 'hosts'"),
+    ({'host': {'pci': [{'address': '0000:84:00.0'}]}},
+     "host.pci[0]: missing key 'vendor'"),
+    ({'host': {'kernel_modules': 'nouveau'}},
+     'host.kernel_modules: wrong type str'),
+    ({'steps': ['instal']}, "steps[0]: unknown hook 'instal'"),
+    ({'steps': [{'reboot': 'yes'}]}, 'steps[0].reboot: expected true'),
+    ({'steps': [{'config': {}, 'reboot': True}]},
+     'steps[0]: one kind of step per entry'),
+    ({'resources': {'nvidia-vgpu-software': {'deb': {'package': 'x'}}}},
+     "resources.nvidia-vgpu-software.deb: missing key 'version'"),
+    ({'host': {'pci': [{'address': 'a', 'vendor': '10de', 'device': '1',
+                        'class': '0302', 'sriov': {'total_vfs': True}}]}},
+     'host.pci[0].sriov.total_vfs: wrong type bool'),
+])
+def test_bad_scenarios_are_named_precisely(data, message):
+    with pytest.raises(scenario.ScenarioError) as error:
+        scenario.validate(data)
+    assert str(error.value) == message
+
+
+def test_contract_example_steps_are_accepted():
+    scenario.validate({'steps': [
+        'install', 'config-changed', 'start', 'nova-vgpu-relation-joined',
+        'nova-vgpu-relation-changed', 'update-status',
+        {'action': 'list-vgpu-types', 'params': {}}, {'reboot': True},
+        {'config': {'vgpu-device-mappings': ''}},
+        {'attach': {'nvidia-vgpu-software': {'deb': {
+            'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.90.05'}}}},
+        {'remote': {'nova-vgpu': {'restart-trigger': '6f1c'}}},
+        {'relation-departed': 'nova-vgpu'}]})
+
+
+def test_default_steps_are_a_fresh_deployment():
+    steps = scenario.default_steps({'relations': {'nova-vgpu': []}})
+    assert steps == ['install', 'nova-vgpu-relation-created',
+                     'nova-vgpu-relation-joined',
+                     'nova-vgpu-relation-changed', 'config-changed', 'start',
+                     'update-status']
+
+
+def test_cli_exits_2_with_one_line_for_an_unreadable_scenario(tmp_path):
+    path = tmp_path / 'bad.yaml'
+    path.write_text('name: x\ncolour: blue\n')
+    done = subprocess.run([sys.executable, '-m', 'sim', str(path)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stdout == ''
+    assert done.stderr == "sim: scenario: unknown key 'colour'\n"
+
+
+def test_cli_refuses_config_options_the_charm_does_not_have(tmp_path):
+    path = tmp_path / 'bad.yaml'
+    path.write_text('config: {vgpu-mappings: x}\nsteps: [install]\n')
+    done = subprocess.run([sys.executable, '-m', 'sim', str(path)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert 'config.vgpu-mappings: not an option of this charm' in \
+        done.stderr

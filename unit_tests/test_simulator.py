@@ -1,0 +1,157 @@
+"""The hook simulator end to end: the real handlers on the real
+charms.reactive bus, fake Juju, a generated host; the contract's JSON out."""
+import functools
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENARIOS = os.path.join(REPO, 'scenarios')
+CONTRACT_KEYS = {'status', 'application_version', 'relations', 'steps',
+                 'actions', 'commands', 'files', 'flags'}
+# Commands that change a host; none may run where there is nothing to do.
+HOST_CHANGING = {'apt-get', 'dpkg', 'systemctl', 'service',
+                 'update-initramfs', 'modprobe', 'rmmod', 'mdevctl'}
+
+
+def simulate_text(path):
+    done = subprocess.run([sys.executable, '-m', 'sim', path], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@functools.lru_cache(maxsize=None)
+def simulate(name):
+    return simulate_text(os.path.join(SCENARIOS, name))
+
+
+def result(name):
+    return json.loads(simulate(name))
+
+
+def write_scenario(tmp_path, text):
+    path = tmp_path / 'scenario.yaml'
+    path.write_text(text)
+    return str(path)
+
+
+def test_output_has_the_contract_shape():
+    output = result('no-gpu.yaml')
+    assert CONTRACT_KEYS <= set(output)
+    for step in output['steps']:
+        assert {'step', 'exit_code', 'status', 'commands',
+                'relation_sets'} <= set(step)
+        assert all(isinstance(argv, list) for argv in step['commands'])
+
+
+def test_no_gpu_host_reaches_ready_through_the_real_handlers():
+    output = result('no-gpu.yaml')
+    assert [step['step'] for step in output['steps']] == [
+        'install', 'nova-vgpu-relation-created', 'nova-vgpu-relation-joined',
+        'nova-vgpu-relation-changed', 'config-changed', 'start',
+        'update-status']
+    assert all(step['exit_code'] == 0 for step in output['steps'])
+    assert output['status']['workload'] == 'active'
+    assert output['status']['message'].startswith('Unit is ready')
+    assert 'charm.installed' in output['flags']
+    assert 'nova-vgpu.connected' in output['flags']
+
+
+def test_no_gpu_host_is_left_untouched():
+    output = result('no-gpu.yaml')
+    assert not [argv for argv in output['commands']
+                if argv[0] in HOST_CHANGING]
+    assert output['files'] == {}
+    assert output['host']['packages'] == {
+        'nova-common': '3:25.2.1-0ubuntu2'}
+
+
+def test_same_scenario_gives_byte_identical_output():
+    assert simulate_text(os.path.join(SCENARIOS, 'no-gpu.yaml')) == \
+        simulate('no-gpu.yaml')
+
+
+def test_output_holds_no_sandbox_paths():
+    text = simulate('two-v100-yoga.yaml')
+    assert '/tmp/' not in text and 'vgpu-sim-' not in text
+
+
+def test_resource_is_a_real_deb_where_juju_keeps_it():
+    output = result('two-v100-yoga.yaml')
+    sha = output['host']['resources_sha256']['nvidia-vgpu-software']
+    assert len(sha) == 64
+
+
+def test_relation_data_is_set_once_and_reruns_are_quiet():
+    output = result('no-gpu.yaml')
+    sets = {step['step']: step['relation_sets'] for step in output['steps']}
+    assert sets['nova-vgpu-relation-joined'] == 1
+    assert sets['nova-vgpu-relation-changed'] == 0
+    assert sets['update-status'] == 0
+    published = output['relations']['nova-vgpu:1']
+    for value in published.values():
+        assert value == json.dumps(json.loads(value), sort_keys=True,
+                                   separators=(',', ':'))
+
+
+def test_update_status_runs_no_host_changing_command():
+    output = result('no-gpu.yaml')
+    update = output['steps'][-1]
+    assert update['step'] == 'update-status'
+    assert not [argv for argv in update['commands']
+                if argv[0] in HOST_CHANGING]
+
+
+def test_config_flags_exist_only_while_a_hook_runs():
+    flags = result('no-gpu.yaml')['flags']
+    assert not [flag for flag in flags if flag.startswith('config.')]
+
+
+def test_relation_departure_runs_departed_then_broken(tmp_path):
+    path = write_scenario(tmp_path, """
+relations:
+  nova-vgpu: [{remote_unit: nova-compute/0, data: {}}]
+steps:
+  - install
+  - nova-vgpu-relation-joined
+  - relation-departed: nova-vgpu
+""")
+    output = json.loads(simulate_text(path))
+    departed = output['steps'][-1]
+    assert [run['hook'] for run in departed['hooks']] == [
+        'nova-vgpu-relation-departed', 'nova-vgpu-relation-broken']
+    assert departed['exit_code'] == 0
+    assert output['relations'] == {}
+    assert 'nova-vgpu.connected' not in output['flags']
+
+
+def test_a_failing_hook_is_a_result_not_a_crash(tmp_path):
+    path = write_scenario(tmp_path, """
+steps:
+  - install
+  - action: list-vgpu-types
+  - action: no-such-action
+""")
+    output = json.loads(simulate_text(path))
+    assert output['steps'][0]['exit_code'] == 0
+    assert [action['name'] for action in output['actions']] == [
+        'list-vgpu-types', 'no-such-action']
+    assert all(action['failed'] for action in output['actions'])
+
+
+@pytest.mark.parametrize('action', ['pause', 'resume'])
+def test_layer_openstack_actions_run_on_a_host_without_gpu(tmp_path,
+                                                           action):
+    path = write_scenario(tmp_path, """
+steps:
+  - install
+  - action: {}
+""".format(action))
+    output = json.loads(simulate_text(path))
+    assert output['actions'][0]['failed'] is None
+    expected = 'maintenance' if action == 'pause' else 'active'
+    assert output['status']['workload'] == expected
