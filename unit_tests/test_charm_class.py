@@ -1,0 +1,76 @@
+"""The charm class: release selection from the installed nova-common."""
+import importlib
+import sys
+
+import charmhelpers.contrib.openstack.utils as os_utils
+import charmhelpers.core.hookenv as hookenv
+import pytest
+
+import charms_openstack.charm.core as core
+
+MODULE = 'charm.openstack.nova_compute_nvidia_vgpu'
+
+
+@pytest.fixture
+def charm_module(tmp_path, monkeypatch):
+    """The charm module freshly imported, as in each hook's process."""
+    monkeypatch.setenv('CHARM_DIR', str(tmp_path))
+    monkeypatch.setenv('JUJU_CHARM_DIR', str(tmp_path))
+    monkeypatch.setattr(core, '_releases', {})
+    monkeypatch.setattr(core, '_singleton', None)
+    monkeypatch.setattr(core, '_release_selector_function', None)
+    monkeypatch.setattr(os_utils, 'OPENSTACK_RELEASES',
+                        os_utils.OPENSTACK_RELEASES)
+    monkeypatch.setattr(os_utils.CompareOpenStackReleases, '_list',
+                        os_utils.CompareOpenStackReleases._list)
+    hookenv.cache.clear()
+    sys.modules.pop(MODULE, None)
+    yield importlib.import_module(MODULE)
+    sys.modules.pop(MODULE, None)
+
+
+def installed(fake_commands, version):
+    fake_commands.set('dpkg-query',
+                      stdout='ii \t{}'.format(version) if version else '',
+                      exit=0 if version else 1)
+
+
+@pytest.mark.parametrize('version, release', [
+    ('2:17.0.13-0ubuntu5', 'queens'),
+    ('3:25.2.1-0ubuntu2', 'yoga'),
+    ('3:29.2.0-0ubuntu1', 'caracal'),
+    ('3:34.0.0-0ubuntu1', 'hibiscus'),
+])
+def test_release_comes_from_nova_common(charm_module, fake_commands,
+                                        version, release):
+    installed(fake_commands, version)
+    assert charm_module.select_release() == release
+    assert fake_commands.calls == [[
+        'dpkg-query', '--show',
+        '--showformat=${db:Status-Abbrev}\t${Version}', 'nova-common']]
+
+
+def test_no_release_before_nova_is_installed(charm_module, fake_commands):
+    installed(fake_commands, None)
+    assert charm_module.select_release() is None
+
+
+def test_a_removed_but_not_purged_nova_is_not_installed(charm_module,
+                                                        fake_commands):
+    fake_commands.set('dpkg-query', stdout='rc \t3:25.2.1-0ubuntu2')
+    assert charm_module.select_release() is None
+
+
+def test_releases_past_yoga_are_accepted_and_ordered(charm_module):
+    assert 'hibiscus' in os_utils.OPENSTACK_RELEASES
+    assert os_utils.CompareOpenStackReleases('caracal') > 'yoga'
+    assert os_utils.CompareOpenStackReleases('antelope') > 'zed'
+
+
+def test_the_hook_instance_is_chosen_through_the_selector(charm_module,
+                                                          fake_commands):
+    installed(fake_commands, '3:29.2.0-0ubuntu1')
+    fake_commands.set('config-get', stdout='{"vgpu-device-mappings": ""}')
+    instance = charm_module.NovaComputeNvidiaVgpuCharm.singleton
+    assert isinstance(instance, charm_module.NovaComputeNvidiaVgpuCharm)
+    assert instance.release == 'caracal'

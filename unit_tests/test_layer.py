@@ -1,0 +1,119 @@
+"""The charm layer's declarations, as Juju and charm build will read them."""
+import ast
+import os
+import sys
+
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(REPO, 'src')
+
+
+def load(name):
+    with open(os.path.join(SRC, name)) as stream:
+        return yaml.safe_load(stream)
+
+
+def test_top_level_declarations_are_links_into_src():
+    for name in ('layer.yaml', 'metadata.yaml', 'config.yaml',
+                 'actions.yaml', 'wheelhouse.txt'):
+        path = os.path.join(REPO, name)
+        assert os.path.islink(path), name
+        assert os.readlink(path) == os.path.join('src', name)
+        assert os.path.exists(path), name
+
+
+def test_metadata_is_a_nova_compute_subordinate():
+    metadata = load('metadata.yaml')
+    assert metadata['name'] == 'nova-compute-nvidia-vgpu'
+    assert metadata['subordinate'] is True
+    assert metadata['provides'] == {
+        'nova-vgpu': {'interface': 'nova-vgpu', 'scope': 'container'}}
+    assert metadata['requires'] == {
+        'juju-info': {'interface': 'juju-info', 'scope': 'container'}}
+    assert metadata['series'] == ['bionic', 'focal', 'jammy', 'noble']
+    assert metadata['min-juju-version'] == '2.9.0'
+    assert 'openstack' in metadata['tags']
+
+
+def test_resource_tells_the_operator_what_to_upload():
+    resource = load('metadata.yaml')['resources']['nvidia-vgpu-software']
+    assert resource['type'] == 'file'
+    assert resource['filename'] == 'nvidia-vgpu.deb'
+    assert 'nvidia-vgpu-ubuntu' in resource['description']
+    assert 'guest driver' in resource['description']
+
+
+def test_config_declares_mappings_with_an_example():
+    option = load('config.yaml')['options']['vgpu-device-mappings']
+    assert option['type'] == 'string'
+    assert option['default'] == ''
+    assert "'nvidia-35': ['0000:84:00.0'" in option['description']
+
+
+def test_actions_declare_list_vgpu_types_and_its_script():
+    actions = load('actions.yaml')
+    assert set(actions) == {'list-vgpu-types'}
+    script = os.path.join(SRC, 'actions', 'list-vgpu-types')
+    assert os.access(script, os.X_OK)
+
+
+def test_layer_builds_on_layer_openstack_in_a_venv():
+    layer = load('layer.yaml')
+    assert 'layer:openstack' in layer['includes']
+    assert 'interface:nova-vgpu' in layer['includes']
+    assert os.path.isfile(os.path.join(REPO, 'interfaces', 'nova-vgpu',
+                                       'provides.py'))
+    assert layer['options']['basic']['use_venv'] is True
+    assert 'pciutils' in layer['options']['basic']['packages']
+
+
+def test_layer_openstack_options_the_charm_does_not_use_are_deleted():
+    deleted = set(load('layer.yaml')['config']['deletes'])
+    assert deleted == {'debug', 'verbose', 'use-syslog',
+                       'use-internal-endpoints', 'ssl_ca', 'ssl_cert',
+                       'ssl_key'}
+
+
+# The framework the layers bring, by import name.
+FROM_LAYERS = {'charmhelpers', 'charms', 'charms_openstack'}
+# This charm's own packages (src/lib, src/reactive, the interface layer).
+OWN = {'charm', 'nvidia_vgpu', 'reactive', 'relations'}
+DISTRIBUTION_IMPORTS = {'PyYAML': 'yaml'}
+
+
+def third_party_imports():
+    found = set()
+    for directory, _, files in os.walk(SRC):
+        for name in files:
+            path = os.path.join(directory, name)
+            if not name.endswith('.py') and not (
+                    os.path.basename(directory) == 'actions'):
+                continue
+            if os.path.islink(path):
+                continue
+            with open(path) as stream:
+                tree = ast.parse(stream.read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    found |= {alias.name.split('.')[0]
+                              for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    found.add(node.module.split('.')[0])
+    return found - set(sys.stdlib_module_names) - FROM_LAYERS - OWN
+
+
+def wheelhouse_imports():
+    names = set()
+    with open(os.path.join(SRC, 'wheelhouse.txt')) as stream:
+        for line in stream:
+            line = line.split('#', 1)[0].strip()
+            if not line or line.startswith('git+'):
+                continue
+            distribution = line.split('<')[0].split('>')[0].split('=')[0]
+            names.add(DISTRIBUTION_IMPORTS.get(distribution, distribution))
+    return names
+
+
+def test_wheelhouse_lists_exactly_what_the_charm_imports():
+    assert third_party_imports() == wheelhouse_imports()
