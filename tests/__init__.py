@@ -1,0 +1,1 @@
+"""zaza functional tests for nova-compute-nvidia-vgpu."""
