@@ -320,16 +320,19 @@ def _packages(state):
     return state['host']['packages']
 
 
+READ_ONLY_ENV = {'PATH': '/usr/bin:/bin', 'LC_ALL': 'C.UTF-8'}
+
+
 def _deb_field(path, field):
     return subprocess.run([PASS_THROUGH['dpkg-deb'], '-f', path, field],
-                          capture_output=True, text=True,
-                          check=True).stdout.strip()
+                          capture_output=True, text=True, check=True,
+                          env=READ_ONLY_ENV).stdout.strip()
 
 
 def _deb_units(path):
     listing = subprocess.run([PASS_THROUGH['dpkg-deb'], '-c', path],
-                             capture_output=True, text=True,
-                             check=True).stdout
+                             capture_output=True, text=True, check=True,
+                             env=READ_ONLY_ENV).stdout
     units = []
     for line in listing.splitlines():
         name = line.split()[-1]
@@ -585,6 +588,8 @@ def pass_through(name, argv):
     if name == 'lspci':
         argv = ['-A', 'linux-sysfs', '-O',
                 'sysfs.path={}/sys/bus/pci'.format(HOST_ROOT)] + argv
+    # dpkg-deb runs tar and decompressors of its own; they only read.
+    os.environ['PATH'] = READ_ONLY_ENV['PATH']
     os.execv(PASS_THROUGH[name], [PASS_THROUGH[name]] + argv)
 
 

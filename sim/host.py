@@ -11,6 +11,9 @@ import subprocess
 from typing import Any, Dict, Iterable, List
 
 NVIDIA_VENDOR = '10de'
+# A host that boots with the NVIDIA driver already loaded (scenario
+# kernel_modules) runs this version unless the scenario installs another.
+DEFAULT_DRIVER_VERSION = '550.54.16'
 DEFAULT_DEB_SERVICES = ('nvidia-vgpud', 'nvidia-vgpu-mgr')
 # Fixed timestamp for everything built here: the same scenario must give
 # byte-identical resources (their sha256 is part of the charm's state).
@@ -109,13 +112,18 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                    hardware: Dict[str, Any]) -> None:
     """(Re)build /sys from the scenario's PCI functions and host state.
 
-    hardware: {'nvidia_loaded': bool, 'vfs': {pf: count},
+    hardware: {'nvidia_loaded': bool, 'nvidia_version': str,
+    'vfs': {pf: count},
     'mdevs': [{'uuid', 'parent', 'type'}]}.
     """
     sys_root = os.path.join(host_root, 'sys')
     shutil.rmtree(sys_root, ignore_errors=True)
     os.makedirs(os.path.join(sys_root, 'bus', 'pci', 'devices'))
     nvidia_loaded = hardware.get('nvidia_loaded', False)
+    if nvidia_loaded:
+        _write(os.path.join(sys_root, 'module', 'nvidia', 'version'),
+               '{}\n'.format(hardware.get('nvidia_version') or
+                             DEFAULT_DRIVER_VERSION))
     for function in pci:
         is_nvidia_gpu = (function['vendor'].lower() == NVIDIA_VENDOR and
                          function['class'][:4] in ('0300', '0302'))

@@ -27,6 +27,8 @@ HOOK_TIMEOUT = 600
 # Files the simulator itself lays out; changes there are not the charm's.
 NOT_HOST_FILES = ('var/lib/juju', 'sys', 'proc')
 NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
+# Directories every Ubuntu host has.
+HOST_DIRECTORIES = ('etc/modprobe.d', 'etc/systemd/system', 'opt', 'usr/lib')
 NVIDIA_MODULES = ('nvidia', 'nvidia_vgpu_vfio')
 
 
@@ -72,6 +74,8 @@ class Simulation:
     def setup(self) -> None:
         os.makedirs(self.bin_dir)
         os.makedirs(self.host_root + AGENT_DIR)
+        for directory in HOST_DIRECTORIES:
+            os.makedirs(os.path.join(self.host_root, directory))
         if self.built_charm:
             charmdir.copy_built(self.built_charm, self.charm_dir)
             self.python = self._venv_for_built_charm()
@@ -93,6 +97,8 @@ class Simulation:
             'ports': [],
             'host': {
                 'packages': dict(host.get('packages', {})),
+                'unavailable_packages': list(
+                    host.get('unavailable_packages', [])),
                 'boot_modules': modules,
                 'modules': list(modules),
                 'services': {},
@@ -198,6 +204,7 @@ class Simulation:
         simhost.generate_sysfs(self.host_root,
                                self.scenario.get('host', {}).get('pci', []),
                                {'nvidia_loaded': 'nvidia' in host['modules'],
+                                'nvidia_version': host.get('nvidia_version'),
                                 'vfs': host['vfs'],
                                 'mdevs': host['mdevs']})
         simhost.write_proc_modules(self.host_root, host['modules'])
@@ -370,10 +377,14 @@ class Simulation:
         modules = [name for name in host['boot_modules']
                    if name not in NVIDIA_MODULES and
                    not (name == 'nouveau' and blacklisted)]
-        driver = any(fnmatch.fnmatchcase(name, NVIDIA_DRIVER_PACKAGE)
-                     for name in host['packages'])
+        driver = next((version for name, version in
+                       sorted(host['packages'].items())
+                       if fnmatch.fnmatchcase(name, NVIDIA_DRIVER_PACKAGE)),
+                      None)
+        host['nvidia_version'] = None
         if driver and 'nouveau' not in modules:
             modules += list(NVIDIA_MODULES)
+            host['nvidia_version'] = driver
         host['modules'] = modules
         host['vfs'] = {}
         host['mdevs'] = []

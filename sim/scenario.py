@@ -21,7 +21,8 @@ RELATION_HOOK_SUFFIXES = ('-relation-created', '-relation-joined',
 _TOP = {'name': str, 'host': dict, 'config': dict, 'resources': dict,
         'relations': dict, 'steps': list}
 _HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
-         'mdevs': list, 'libvirt_domains': list, 'series': str}
+         'mdevs': list, 'libvirt_domains': list, 'series': str,
+         'unavailable_packages': list}
 _PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
         'subsystem_vendor': str, 'subsystem_device': str,
         'driver': (str, type(None)), 'mdev_types': dict, 'sriov': dict,
