@@ -1,8 +1,10 @@
-"""Reactive wiring: when these flags, call this method of the charm.
+"""Reactive wiring: when these flags (or this hook), call this method of
+the charm instance.
 
 The work lives in the charm class (lib/charm/openstack/) and in the pure
 modules it calls (lib/nvidia_vgpu/); handlers only route.
 """
+import charms.reactive as reactive
 import charms_openstack.bus
 import charms_openstack.charm as charm
 
@@ -16,3 +18,12 @@ charm.use_defaults(
     'update-status',
     'upgrade-charm',
 )
+
+
+@reactive.hook('start', 'config-changed')
+def ensure_vgpu_software():
+    """Retry a failed install, or install for a GPU added while the host
+    was down; config.changed alone would miss an unchanged config."""
+    with charm.provide_charm_instance() as instance:
+        instance.ensure_vgpu_software()
+        instance.assess_status()

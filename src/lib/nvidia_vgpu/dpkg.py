@@ -1,6 +1,19 @@
-"""Questions to the host's package database (dpkg-query)."""
+"""The host's package manager: installed packages, .deb files, apt-get."""
+import os
 import subprocess
-from typing import Optional
+from typing import NamedTuple, Optional, Tuple
+
+APT_ENV = {'DEBIAN_FRONTEND': 'noninteractive'}
+SYSTEMD_UNIT_DIRS = ('/lib/systemd/system/', '/usr/lib/systemd/system/')
+
+
+class DebInfo(NamedTuple):
+    """What a .deb says about itself."""
+
+    package: str
+    version: str
+    architecture: str
+    services: Tuple[str, ...]
 
 
 def installed_version(package: str) -> Optional[str]:
@@ -18,3 +31,43 @@ def installed_version(package: str) -> Optional[str]:
         return None
     status, _, version = output.partition('\t')
     return version.strip() if status.startswith('ii') else None
+
+
+def read_deb(path: str) -> Optional[DebInfo]:
+    """Package, version and systemd services of a .deb; None when
+    dpkg-deb cannot read the file as a Debian package."""
+    try:
+        fields = subprocess.run(
+            ['dpkg-deb', '--showformat=${Package}\t${Version}\t'
+             '${Architecture}', '--show', path],
+            check=True, capture_output=True, text=True).stdout
+        contents = subprocess.run(['dpkg-deb', '--contents', path],
+                                  check=True, capture_output=True,
+                                  text=True).stdout
+    except subprocess.CalledProcessError:
+        return None
+    package, version, architecture = (fields.split('\t') + ['', ''])[:3]
+    services = set()
+    for line in contents.splitlines():
+        name = line.split()[-1].lstrip('.') if line.split() else ''
+        if name.startswith(SYSTEMD_UNIT_DIRS) and name.endswith('.service'):
+            services.add(os.path.basename(name)[:-len('.service')])
+    return DebInfo(package.strip(), version.strip(), architecture.strip(),
+                   tuple(sorted(services)))
+
+
+def install_local_deb(path: str) -> Optional[str]:
+    """Install a .deb with apt, so its dependencies (dkms, headers) come
+    from the archive. Returns None on success, else apt's reason."""
+    done = subprocess.run(
+        ['apt-get', '--assume-yes',
+         '--option=Dpkg::Options::=--force-confold', 'install', path],
+        capture_output=True, text=True, env=dict(os.environ, **APT_ENV))
+    if done.returncode == 0:
+        return None
+    lines = [line.strip() for line in (done.stderr + done.stdout).splitlines()
+             if line.strip()]
+    detail = [line for line in lines if ' : Depends: ' in line]
+    errors = [line for line in lines if line.startswith('E:')]
+    return (detail or errors or lines or
+            ['apt-get exited with {}'.format(done.returncode)])[0]

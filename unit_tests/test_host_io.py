@@ -1,0 +1,85 @@
+"""The modules that touch the host: dpkg, kernel, sysfs, hostfs."""
+import os
+
+import pytest
+
+from nvidia_vgpu import dpkg, hostfs, kernel, sysfs
+from sim import host as simhost
+
+
+@pytest.fixture
+def host_root(tmp_path, monkeypatch):
+    monkeypatch.setenv(hostfs.HOST_ROOT_VARIABLE, str(tmp_path))
+    return str(tmp_path)
+
+
+def test_host_path_is_the_path_itself_on_a_real_host(monkeypatch):
+    monkeypatch.delenv(hostfs.HOST_ROOT_VARIABLE, raising=False)
+    assert hostfs.host_path('/proc/modules') == '/proc/modules'
+
+
+def test_read_deb_gets_package_and_its_services(tmp_path):
+    path = simhost.build_deb(str(tmp_path), {
+        'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.54.16'})
+    assert dpkg.read_deb(path) == dpkg.DebInfo(
+        'nvidia-vgpu-ubuntu-550', '550.54.16', 'amd64',
+        ('nvidia-vgpu-mgr', 'nvidia-vgpud'))
+
+
+def test_read_deb_refuses_what_is_not_a_deb(tmp_path):
+    junk = tmp_path / 'nvidia-vgpu.deb'
+    junk.write_bytes(b'<html>403 Forbidden</html>\n')
+    assert dpkg.read_deb(str(junk)) is None
+
+
+def test_install_local_deb_reports_apts_reason(fake_commands):
+    fake_commands.set('apt-get', exit=100, stderr=(
+        'Reading package lists...\n'
+        'The following packages have unmet dependencies:\n'
+        ' nvidia-vgpu-ubuntu-550 : Depends: dkms but it is not installable\n'
+        'E: Unable to correct problems, you have held broken packages.\n'))
+    assert dpkg.install_local_deb('/r/nvidia-vgpu.deb') == (
+        'nvidia-vgpu-ubuntu-550 : Depends: dkms but it is not installable')
+    assert fake_commands.calls == [[
+        'apt-get', '--assume-yes',
+        '--option=Dpkg::Options::=--force-confold', 'install',
+        '/r/nvidia-vgpu.deb']]
+
+
+def test_install_local_deb_success(fake_commands):
+    fake_commands.set('apt-get')
+    assert dpkg.install_local_deb('/r/nvidia-vgpu.deb') is None
+
+
+def test_loaded_driver_version_from_proc_and_sys(host_root):
+    simhost.write_proc_modules(host_root, ['nouveau', 'drm'])
+    assert kernel.nvidia_driver_version() is None
+    simhost.write_proc_modules(host_root, ['nvidia', 'nvidia_vgpu_vfio'])
+    os.makedirs(os.path.join(host_root, 'sys/module/nvidia'))
+    with open(os.path.join(host_root, 'sys/module/nvidia/version'),
+              'w') as stream:
+        stream.write('550.54.16\n')
+    assert kernel.nvidia_driver_version() == '550.54.16'
+
+
+def test_nouveau_blacklisted_once_with_one_initramfs_update(host_root,
+                                                            fake_commands):
+    fake_commands.set('update-initramfs')
+    assert kernel.blacklist_nouveau() is True
+    assert kernel.blacklist_nouveau() is False
+    assert fake_commands.calls == [['update-initramfs', '-u']]
+    with open(os.path.join(host_root, kernel.NOUVEAU_BLACKLIST.lstrip('/'))
+              ) as stream:
+        lines = stream.read().splitlines()
+    assert 'blacklist nouveau' in lines
+    assert 'options nouveau modeset=0' in lines
+
+
+def test_virtual_functions_are_known_by_their_physfn_link(host_root):
+    a40 = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '2235',
+           'class': '030200', 'sriov': {'total_vfs': 4}}
+    simhost.generate_sysfs(host_root, [a40], {
+        'nvidia_loaded': True, 'vfs': {'0000:41:00.0': 2}})
+    assert sysfs.virtual_functions(
+        ['0000:41:00.0', '0000:41:00.4', '0000:41:00.5']) == {
+            '0000:41:00.4', '0000:41:00.5'}
