@@ -371,6 +371,10 @@ def _install_deb(state, path):
         if package.startswith('nvidia-vgpu'):
             # The vGPU Manager daemons only run on the NVIDIA kernel driver.
             service['needs_module'] = 'nvidia'
+        # Debian maintainer scripts start what they enable, where it can run.
+        needs = service.get('needs_module')
+        service['active'] = not service['masked'] and (
+            not needs or needs in state['host']['modules'])
 
 
 def cmd_apt_get(state, argv):

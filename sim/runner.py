@@ -449,6 +449,12 @@ class Simulation:
             self._save(state)
             for endpoint in step['remote']:
                 runs += self._relation_hooks(endpoint + '-relation-changed')
+        elif 'packages' in step:
+            # Another charm (the principal) installed packages: no hook.
+            label = 'packages'
+            state['host']['packages'].update(step['packages'])
+            self._save(state)
+            runs = []
         else:
             endpoint = step['relation-departed']
             label = 'relation-departed ' + endpoint

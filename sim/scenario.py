@@ -35,7 +35,7 @@ _DOMAIN = {'name': str, 'mdevs': list}
 _DEB = {'package': str, 'version': str, 'architecture': str,
         'depends': str, 'description': str, 'services': list}
 _STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
-               'relation-departed'}
+               'relation-departed', 'packages'}
 
 
 def _check_keys(where: str, data: Any, allowed: Dict[str, Any],
@@ -110,6 +110,10 @@ def _check_step(index: int, step: Any) -> None:
         raise ScenarioError(where + '.params: expected a mapping')
     if kind == 'reboot' and value is not True:
         raise ScenarioError(where + '.reboot: expected true')
+    if kind == 'packages':
+        if not isinstance(value, dict):
+            raise ScenarioError(where + '.packages: expected a mapping')
+        _check_str_map(where + '.packages', value)
     if kind in ('config', 'remote', 'attach') and not isinstance(value, dict):
         raise ScenarioError('{}.{}: expected a mapping'.format(where, kind))
     if kind == 'attach':
