@@ -74,3 +74,32 @@ def test_the_hook_instance_is_chosen_through_the_selector(charm_module,
     instance = charm_module.NovaComputeNvidiaVgpuCharm.singleton
     assert isinstance(instance, charm_module.NovaComputeNvidiaVgpuCharm)
     assert instance.release == 'caracal'
+
+
+@pytest.mark.parametrize('version, options, limit', [
+    ('2:17.0.13-0ubuntu5', 'QUEENS', 1),
+    ('2:20.6.1-0ubuntu1~cloud0', 'QUEENS', 1),
+    ('3:21.2.4-0ubuntu2.13', 'USSURI', 1),
+    ('3:22.2.0-0ubuntu1~cloud0', 'USSURI', 1),
+    ('3:22.2.1-0ubuntu1~cloud0', 'USSURI', None),
+    ('3:23.2.2-0ubuntu1~cloud0', 'USSURI', None),
+    ('3:24.2.1-0ubuntu1~cloud0', 'XENA', None),
+    ('3:25.2.1-0ubuntu2', 'XENA', None),
+    ('3:29.2.0-0ubuntu1', 'XENA', None),
+    ('3:34.0.0-0ubuntu1', 'XENA', None),
+    ('3:40.0.0-0ubuntu1', 'XENA', None),
+])
+def test_each_release_family_gets_its_nova_options(
+        charm_module, fake_commands, version, options, limit):
+    from nvidia_vgpu import nova_config
+    installed(fake_commands, version)
+    fake_commands.set('config-get', stdout='{"vgpu-device-mappings": ""}')
+    instance = charm_module.NovaComputeNvidiaVgpuCharm.singleton
+    assert instance.nova_options == getattr(nova_config, options)
+    assert instance.vgpu_type_limit(version) == limit
+
+
+def test_releases_packages_map_names_every_release_family(charm_module):
+    instance = charm_module.NovaComputeNvidiaVgpuCharm(config={})
+    assert sorted(instance.releases_packages_map) == [
+        'queens', 'ussuri', 'victoria', 'xena']

@@ -125,6 +125,8 @@ steps:
 def test_layer_openstack_actions_run_on_a_host_without_gpu(tmp_path,
                                                            action):
     output = run_yaml(tmp_path, """
+host:
+  packages: {{nova-common: "3:25.2.1-0ubuntu2"}}
 steps:
   - install
   - action: {}

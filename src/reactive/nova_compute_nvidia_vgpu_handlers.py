@@ -27,3 +27,13 @@ def ensure_vgpu_software():
     with charm.provide_charm_instance() as instance:
         instance.ensure_vgpu_software()
         instance.assess_status()
+
+
+@reactive.when('nova-vgpu.connected')
+@reactive.when_not('is-update-status-hook')
+def publish_nova_config():
+    """Hand nova-compute this host's vGPU settings (only what changed)."""
+    with charm.provide_charm_instance() as instance:
+        instance.publish_nova_config(
+            reactive.endpoint_from_flag('nova-vgpu.connected'))
+        instance.assess_status()

@@ -66,3 +66,22 @@ def extend_release_list(known: Tuple[str, ...]) -> Tuple[str, ...]:
     """
     missing = tuple(name for name in RELEASES if name not in known)
     return tuple(known) + missing
+
+
+_UPSTREAM = re.compile(r'^(?:\d+:)?(?P<upstream>[0-9][0-9.]*)')
+
+
+def upstream_version(package_version: str) -> str:
+    """"22.2.1" from "3:22.2.1-0ubuntu1~cloud0": what operators read."""
+    match = _UPSTREAM.match(package_version.strip())
+    return match.group('upstream').rstrip('.') if match else package_version
+
+
+def upstream_tuple(package_version: str) -> Tuple[int, ...]:
+    """(22, 2, 1) from a Debian nova version, for comparisons; () when
+    the version cannot be read."""
+    match = _UPSTREAM.match(package_version.strip())
+    if not match:
+        return ()
+    return tuple(int(part) for part in match.group('upstream').split('.')
+                 if part)

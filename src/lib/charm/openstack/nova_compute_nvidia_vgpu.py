@@ -7,14 +7,15 @@ than that is instantiated for the hook.
 import functools
 import hashlib
 import os
-from typing import List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 import charmhelpers.contrib.openstack.utils as os_utils
 import charmhelpers.core.hookenv as hookenv
 import charmhelpers.core.unitdata as unitdata
 import charms_openstack.charm
 
-from nvidia_vgpu import dpkg, kernel, pci, releases, software, sysfs
+from nvidia_vgpu import (
+    dpkg, kernel, mappings, nova_config, pci, releases, software, sysfs)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -40,6 +41,12 @@ def _make_charmhelpers_know_our_releases() -> None:
 _make_charmhelpers_know_our_releases()
 
 
+@functools.lru_cache(maxsize=1)
+def installed_nova_version() -> Optional[str]:
+    """nova-common's version, asked once per hook (the hook's process)."""
+    return dpkg.installed_version(NOVA_PACKAGE)
+
+
 @charms_openstack.charm.register_os_release_selector
 def select_release() -> Optional[str]:
     """The release of the nova installed by the principal, if any yet.
@@ -47,8 +54,16 @@ def select_release() -> Optional[str]:
     None (nova not installed yet) makes charms.openstack use the newest
     class; nothing is published to nova until nova is there anyway.
     """
-    version = dpkg.installed_version(NOVA_PACKAGE)
+    version = installed_nova_version()
     return releases.release_for_nova_version(version) if version else None
+
+
+class NovaVgpuConfig(NamedTuple):
+    """What this host should tell nova-compute, or why it cannot."""
+
+    sections: Optional[nova_config.Sections]  # None: leave nova as it is
+    problem: Optional[Tuple[str, str]]         # (workload status, message)
+    absent: List[str]                          # configured, not GPUs here
 
 
 class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
@@ -165,31 +180,114 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         kernel.blacklist_nouveau()
         return None
 
+    # ------------------------------------------------------ nova config
+
+    # Nova's option names and how many types it honours: Queens to Train
+    # use the first type of [devices] enabled_vgpu_types on every GPU.
+    nova_options = nova_config.QUEENS
+    single_type_reason = (
+        'OpenStack Queens to Train use only the first type of [devices] '
+        'enabled_vgpu_types')
+
+    def vgpu_type_limit(self, nova_version: str) -> Optional[int]:
+        """How many vGPU types this nova honours (None: no limit)."""
+        return 1
+
+    @property
+    def gpu_addresses(self) -> List[str]:
+        """Addresses Nova may use here: GPUs and their enabled VFs."""
+        addresses = []
+        for gpu in self.gpus:
+            addresses.append(gpu.address)
+            addresses += sysfs.sriov_virtual_functions(gpu.address)
+        return addresses
+
+    def offered_vgpu_types(self) -> Optional[Dict[str, Set[str]]]:
+        """Types each GPU offers, once the driver runs (else None)."""
+        if kernel.nvidia_driver_version() is None:
+            return None
+        return {address: sysfs.mdev_types(address)
+                for address in self.gpu_addresses}
+
+    @functools.cached_property
+    def nova_vgpu_config(self) -> NovaVgpuConfig:
+        """This host's vGPU settings for nova.conf, checked every way.
+
+        Any problem leaves sections None: what nova-compute already has
+        stays exactly as it is until the operator fixes the option.
+        """
+        try:
+            wanted = mappings.parse(self.config.get(mappings.OPTION))
+        except mappings.MappingError as error:
+            return NovaVgpuConfig(None, ('blocked', str(error)), [])
+        nova_version = installed_nova_version()
+        if nova_version is None:
+            return NovaVgpuConfig(None, (
+                'waiting', 'Waiting for nova-compute to install '
+                '{}'.format(NOVA_PACKAGE)), [])
+        host = mappings.for_host(wanted, self.gpu_addresses,
+                                 self.offered_vgpu_types())
+        if host.problems:
+            more = len(host.problems) - 1
+            return NovaVgpuConfig(None, ('blocked', 'Invalid {}: {}{}'.format(
+                mappings.OPTION, host.problems[0],
+                ' (and {} more)'.format(more) if more else '')), host.absent)
+        limit = self.vgpu_type_limit(nova_version)
+        if limit is not None and len(host.mappings) > limit:
+            return NovaVgpuConfig(None, ('blocked', (
+                'Invalid {}: {} vGPU types on this host, but {} (nova {}); '
+                'keep one type, or upgrade to Victoria (nova 22.2.1) or '
+                'later').format(mappings.OPTION, len(host.mappings),
+                                self.single_type_reason,
+                                releases.upstream_version(nova_version))),
+                host.absent)
+        return NovaVgpuConfig(
+            nova_config.nova_sections(host.mappings, self.nova_options),
+            None, host.absent)
+
+    def publish_nova_config(self, endpoint) -> None:
+        """Tell nova-compute what it needs, setting only what changed."""
+        settings = {'services': self.services}
+        sections = self.nova_vgpu_config.sections
+        if sections is not None:
+            settings['subordinate_configuration'] = \
+                nova_config.subordinate_configuration(sections)
+        if endpoint.publish(settings):
+            hookenv.log('nova-vgpu settings changed: {}'.format(
+                sorted(settings)), level=hookenv.INFO)
+
     # ----------------------------------------------------------- status
 
     def custom_assess_status_check(self) -> Tuple[Optional[str],
                                                   Optional[str]]:
-        """Blocked states an operator has to act on, most urgent first."""
-        if not self.gpus:
-            return None, None
-        problem = unitdata.kv().get(PROBLEM_KEY)
+        """Blocked and waiting states, the one to act on first."""
+        problem = self.nova_vgpu_config.problem
+        if problem and problem[0] == 'blocked':
+            return problem
+        if self.gpus:
+            software_problem = unitdata.kv().get(PROBLEM_KEY)
+            if software_problem:
+                return 'blocked', software_problem
+            installed = self.installed_software
+            if installed is None:
+                return 'blocked', software.resource_problem(None)
+            running = kernel.nvidia_driver_version()
+            if running != installed.version:
+                return 'blocked', software.reboot_message(installed, running)
         if problem:
-            return 'blocked', problem
-        installed = self.installed_software
-        if installed is None:
-            return 'blocked', software.resource_problem(None)
-        running = kernel.nvidia_driver_version()
-        if running != installed.version:
-            return 'blocked', software.reboot_message(installed, running)
+            return problem
         return None, None
 
     def custom_assess_status_last_check(self) -> Tuple[Optional[str],
                                                        Optional[str]]:
         """Ready, naming what was found (after the service checks)."""
-        found = pci.describe_gpus(self.gpus)
+        message = 'Unit is ready: ' + pci.describe_gpus(self.gpus)
         if not self.gpus:
-            found += ' on this host'
-        return 'active', 'Unit is ready: ' + found
+            return 'active', message + ' on this host'
+        absent = self.nova_vgpu_config.absent
+        if absent:
+            message += '; not on this host: ' + ', '.join(absent)
+        return 'active', message
 
     # ---------------------------------------------------------- actions
 
@@ -197,3 +295,37 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """Results of the list-vgpu-types action (action-set keys)."""
         raise NotImplementedError(
             'list-vgpu-types is not implemented in this revision')
+
+
+class UssuriNovaComputeNvidiaVgpuCharm(NovaComputeNvidiaVgpuCharm):
+    """Ussuri: per-type [vgpu_<type>] groups, but only the first type.
+
+    Every nova 21.x registers the per-type groups after the driver has
+    read them, so all but the first type are ignored (fixed in 22.2.1).
+    """
+
+    release = 'ussuri'
+    nova_options = nova_config.USSURI
+    single_type_reason = (
+        'nova 21 (Ussuri) and 22 before 22.2.1 use only the first type '
+        '(Nova bug fixed in 22.2.1)')
+
+
+class VictoriaNovaComputeNvidiaVgpuCharm(UssuriNovaComputeNvidiaVgpuCharm):
+    """Victoria and Wallaby: several types from nova 22.2.1 on."""
+
+    release = 'victoria'
+
+    def vgpu_type_limit(self, nova_version: str) -> Optional[int]:
+        fixed = releases.upstream_tuple(nova_version) >= (22, 2, 1)
+        return None if fixed else 1
+
+
+class XenaNovaComputeNvidiaVgpuCharm(VictoriaNovaComputeNvidiaVgpuCharm):
+    """Xena and later: the generic mdev option names."""
+
+    release = 'xena'
+    nova_options = nova_config.XENA
+
+    def vgpu_type_limit(self, nova_version: str) -> Optional[int]:
+        return None

@@ -1,0 +1,199 @@
+"""vgpu-device-mappings: parse and validate what the operator wrote.
+
+nova-compute renders these values into nova.conf without escaping, so a
+newline, '[', ']' or '=' in a type or an address would let the option
+write arbitrary nova.conf. Nothing leaves this module unless every type
+and every address matches a fixed grammar.
+
+The value is YAML (JSON is YAML): a mapping of vGPU type to a non-empty
+list of full PCI addresses. It is read as a YAML node tree, never through
+YAML's type resolution: an unquoted 0000:41:00.0 is a base-60 float to a
+YAML 1.1 loader, and an operator should not have to know that.
+"""
+import re
+from typing import Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+
+import yaml
+
+OPTION = 'vgpu-device-mappings'
+MAX_TEXT_BYTES = 64 * 1024
+# Every node visited counts, aliases again each time they are used, so a
+# few anchors cannot expand into millions of entries.
+MAX_NODES = 10000
+TYPE_NAME = re.compile(r'^nvidia-[1-9][0-9]{0,4}$')
+PCI_ADDRESS = re.compile(
+    r'^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]$')
+EXAMPLE = "{'nvidia-35': ['0000:84:00.0']}"
+
+Mappings = Dict[str, List[str]]
+
+
+class MappingError(ValueError):
+    """The option cannot be used; the message says why and what to do."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__('Invalid {}: {}'.format(OPTION, problem))
+
+
+def _shown(text: str) -> str:
+    """A value quoted for a status line: short, one line, no controls."""
+    clean = ''.join(c if c.isprintable() else '?' for c in text)
+    return repr(clean if len(clean) <= 40 else clean[:37] + '...')
+
+
+def _check_no_tags(text: str) -> None:
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.TagToken):
+                raise MappingError(
+                    'YAML tags are not allowed; write plain text, e.g. '
+                    + EXAMPLE)
+    except yaml.YAMLError as error:
+        raise MappingError(_yaml_problem(error))
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    mark = getattr(error, 'problem_mark', None)
+    where = ' at line {}, column {}'.format(
+        mark.line + 1, mark.column + 1) if mark else ''
+    problem = getattr(error, 'problem', None) or 'cannot be parsed'
+    return 'not valid YAML or JSON ({}{}); expected e.g. {}'.format(
+        problem, where, EXAMPLE)
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise MappingError(
+                'too many entries (more than {} after expanding YAML '
+                'aliases)'.format(MAX_NODES))
+
+
+def _scalar(node: yaml.Node, what: str) -> str:
+    if not isinstance(node, yaml.ScalarNode):
+        raise MappingError('{} must be text, not a {}'.format(
+            what, 'list' if isinstance(node, yaml.SequenceNode)
+            else 'mapping'))
+    return node.value
+
+
+def _addresses(vgpu_type: str, node: yaml.Node, budget: _Budget
+               ) -> List[str]:
+    if not isinstance(node, yaml.SequenceNode):
+        raise MappingError(
+            'the value of {} must be a list of PCI addresses, e.g. '
+            "['0000:84:00.0']".format(_shown(vgpu_type)))
+    if not node.value:
+        raise MappingError(
+            '{} has no PCI addresses; list at least one or remove the '
+            'type'.format(_shown(vgpu_type)))
+    addresses = []
+    for item in node.value:
+        budget.spend()
+        address = _scalar(item, 'each PCI address of {}'.format(
+            _shown(vgpu_type)))
+        if not PCI_ADDRESS.match(address):
+            raise MappingError(
+                '{} under {} is not a full PCI address '
+                'domain:bus:device.function, e.g. 0000:84:00.0'.format(
+                    _shown(address), _shown(vgpu_type)))
+        address = address.lower()
+        if address not in addresses:
+            addresses.append(address)
+    return sorted(addresses)
+
+
+def parse(text: str) -> Mappings:
+    """The validated mappings, types and addresses in a canonical order.
+
+    Empty text means no vGPU types. Raises MappingError naming the
+    offending key or value and how to fix it.
+    """
+    if text is None or not str(text).strip():
+        return {}
+    text = str(text)
+    if len(text.encode('utf-8', 'replace')) > MAX_TEXT_BYTES:
+        raise MappingError('longer than {} bytes'.format(MAX_TEXT_BYTES))
+    _check_no_tags(text)
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise MappingError(_yaml_problem(error))
+    if root is None:
+        return {}
+    if not isinstance(root, yaml.MappingNode):
+        raise MappingError(
+            'expected a mapping of vGPU type to PCI addresses, e.g. '
+            + EXAMPLE)
+    budget = _Budget()
+    result: Mappings = {}
+    owner: Dict[str, str] = {}
+    for key_node, value_node in root.value:
+        budget.spend()
+        vgpu_type = _scalar(key_node, 'a vGPU type')
+        if not TYPE_NAME.match(vgpu_type):
+            raise MappingError(
+                '{} is not a vGPU type name; NVIDIA types look like '
+                'nvidia-35 (see the list-vgpu-types action)'.format(
+                    _shown(vgpu_type)))
+        if vgpu_type in result:
+            raise MappingError('{} is given twice; list all its addresses '
+                               'once'.format(_shown(vgpu_type)))
+        addresses = _addresses(vgpu_type, value_node, budget)
+        for address in addresses:
+            if address in owner:
+                raise MappingError(
+                    '{} is listed under both {} and {}; a GPU offers one '
+                    'type (nova-compute refuses to start otherwise)'.format(
+                        address, owner[address], vgpu_type))
+            owner[address] = vgpu_type
+        result[vgpu_type] = addresses
+    return dict(sorted(result.items(), key=lambda item: _type_key(item[0])))
+
+
+def _type_key(vgpu_type: str) -> Tuple[int, str]:
+    """nvidia-9 before nvidia-10: numeric order reads naturally."""
+    number = vgpu_type.rsplit('-', 1)[-1]
+    return (int(number) if number.isdigit() else 0, vgpu_type)
+
+
+class HostMappings(NamedTuple):
+    """The part of the mappings this host can use, and why not the rest."""
+
+    mappings: Mappings
+    absent: List[str]      # configured addresses that are no GPU here
+    problems: List[str]    # configured but impossible on this host
+
+
+def for_host(mappings: Mappings, gpu_addresses: Iterable[str],
+             offered: Optional[Dict[str, Set[str]]]) -> HostMappings:
+    """Keep the addresses that are NVIDIA GPUs (or their VFs) here.
+
+    One application config serves hosts with different GPUs, so an
+    address that is not a GPU on this host is left out and reported, not
+    refused. Where the driver is loaded (offered is not None), a type the
+    GPU does not offer is a problem: Nova could never create it there.
+    """
+    present = set(gpu_addresses)
+    kept: Mappings = {}
+    absent: List[str] = []
+    problems: List[str] = []
+    for vgpu_type, addresses in mappings.items():
+        here = [address for address in addresses if address in present]
+        absent += [address for address in addresses if address not in present]
+        for address in here:
+            if offered is not None and vgpu_type not in offered.get(
+                    address, set()):
+                choices = ', '.join(sorted(offered.get(address, ()),
+                                           key=_type_key)) or 'none'
+                problems.append(
+                    '{} is not offered by the GPU at {} (it offers: {}); '
+                    'see the list-vgpu-types action'.format(
+                        vgpu_type, address, choices))
+        if here:
+            kept[vgpu_type] = here
+    return HostMappings(kept, sorted(absent), problems)

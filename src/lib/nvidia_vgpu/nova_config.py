@@ -1,0 +1,55 @@
+"""What nova.conf needs for a set of vGPU mappings, per Nova's option names.
+
+The charm class for the installed OpenStack release says which names
+apply (NovaOptions); these functions only turn validated mappings into
+the sections nova-compute renders, and the JSON the principal reads.
+"""
+from typing import Dict, List, NamedTuple, Optional
+
+from nvidia_vgpu.mappings import Mappings
+
+NOVA_CONF = '/etc/nova/nova.conf'
+# charm-nova-compute asks for service 'nova-compute' then 'nova' and
+# honours only the first it finds; publish one of them only.
+NOVA_SERVICE = 'nova'
+
+Sections = Dict[str, List[List[str]]]
+
+
+class NovaOptions(NamedTuple):
+    """Nova's vGPU option names in one release family."""
+
+    type_list_option: str            # [devices] enabled_*_types
+    type_group_prefix: Optional[str]  # None: no per-type groups (< Ussuri)
+
+
+QUEENS = NovaOptions('enabled_vgpu_types', None)
+USSURI = NovaOptions('enabled_vgpu_types', 'vgpu_')
+XENA = NovaOptions('enabled_mdev_types', 'mdev_')
+
+
+def nova_sections(mappings: Mappings, options: NovaOptions) -> Sections:
+    """The nova.conf sections for these mappings; none for no mappings.
+
+    Without per-type groups, Nova applies its one type to every GPU, so
+    the addresses have nowhere to go (the caller has checked there is
+    only one type).
+    """
+    if not mappings:
+        return {}
+    sections: Sections = {
+        'devices': [[options.type_list_option, ', '.join(mappings)]]}
+    if options.type_group_prefix:
+        for vgpu_type, addresses in mappings.items():
+            sections[options.type_group_prefix + vgpu_type] = [
+                ['device_addresses', ','.join(addresses)]]
+    return sections
+
+
+def subordinate_configuration(sections: Sections) -> Dict[str, dict]:
+    """The blob charmhelpers' SubordinateConfigContext reads.
+
+    Only 'sections' under the config file: any other key there would flow
+    into nova.conf's template context.
+    """
+    return {NOVA_SERVICE: {NOVA_CONF: {'sections': sections}}}

@@ -1,0 +1,184 @@
+"""vgpu-device-mappings: only well-formed vGPU settings get through."""
+import json
+
+import pytest
+
+from nvidia_vgpu import mappings
+from nvidia_vgpu.mappings import MappingError, parse
+
+
+@pytest.mark.parametrize('text', [
+    "{'nvidia-35': ['0000:84:00.0', '0000:85:00.0'], "
+    "'nvidia-36': ['0000:86:00.0']}",
+    json.dumps({'nvidia-36': ['0000:86:00.0'],
+                'nvidia-35': ['0000:85:00.0', '0000:84:00.0']}),
+    'nvidia-35:\n  - 0000:84:00.0\n  - 0000:85:00.0\n'
+    'nvidia-36: [0000:86:00.0]\n',
+    # YAML 1.1 would read an unquoted 0000:41:00.0-like value as a base-60
+    # float; the raw text is what counts here.
+    "{nvidia-35: [0000:85:00.0, 0000:84:00.0], nvidia-36: [0000:86:00.0]}",
+])
+def test_yaml_json_and_unquoted_forms_mean_the_same(text):
+    assert parse(text) == {'nvidia-35': ['0000:84:00.0', '0000:85:00.0'],
+                           'nvidia-36': ['0000:86:00.0']}
+
+
+def test_unquoted_address_that_yaml_takes_for_a_number_is_kept_as_text():
+    assert parse('{nvidia-35: [0000:41:00.0]}') == {
+        'nvidia-35': ['0000:41:00.0']}
+
+
+@pytest.mark.parametrize('text', ['', '   ', '\n', '{}', '# nothing\n'])
+def test_empty_means_no_vgpu_types(text):
+    assert parse(text) == {}
+
+
+def test_addresses_are_lower_cased_for_nova_exact_match():
+    assert parse("{'nvidia-35': ['0000:8A:00.0']}") == {
+        'nvidia-35': ['0000:8a:00.0']}
+
+
+def test_an_address_repeated_under_one_type_is_listed_once():
+    assert parse("{'nvidia-35': ['0000:84:00.0', '0000:84:00.0']}") == {
+        'nvidia-35': ['0000:84:00.0']}
+
+
+def test_types_come_out_in_numeric_order():
+    assert list(parse('{nvidia-108: [0000:84:00.0], nvidia-9: '
+                      '[0000:85:00.0], nvidia-35: [0000:86:00.0]}')) == [
+        'nvidia-9', 'nvidia-35', 'nvidia-108']
+
+
+HOSTILE = [
+    # nova.conf section breaks, newlines, '=', brackets
+    ('{"nvidia-35": ["0000:84:00.0\\n[DEFAULT]\\ndebug = true"]}',
+     'is not a full PCI address'),
+    ('{"nvidia-35]\\n[DEFAULT": ["0000:84:00.0"]}',
+     'is not a vGPU type name'),
+    ('{"nvidia-35": ["0000:84:00.0,0000:85:00.0"]}',
+     'is not a full PCI address'),
+    ('{"nvidia-35 = x": ["0000:84:00.0"]}', 'is not a vGPU type name'),
+    ('{"[nvidia-35]": ["0000:84:00.0"]}', 'is not a vGPU type name'),
+    ('{"nvidia-35": ["[0000:84:00.0]"]}', 'is not a full PCI address'),
+    ('{"nvidia-35": ["0000:84:00.0\\r"]}', 'is not a full PCI address'),
+    ('{"nvidia-35\\u2028": ["0000:84:00.0"]}', 'is not a vGPU type name'),
+    # interpolation
+    ('{"nvidia-35": ["%(host)s"]}', 'is not a full PCI address'),
+    ('{"nvidia-35": ["${HOME}"]}', 'is not a full PCI address'),
+    ('{"{{ ssl_key }}": ["0000:84:00.0"]}', 'is not a vGPU type name'),
+    # tags
+    ("{'nvidia-35': [!!str 0000:84:00.0]}", 'YAML tags are not allowed'),
+    ("!!python/object:os.system {}", 'YAML tags are not allowed'),
+    ("{'nvidia-35': !!binary AAAA}", 'YAML tags are not allowed'),
+    # aliases and merge keys
+    ("a: &a ['0000:84:00.0']\nnvidia-35: *a", 'is not a vGPU type name'),
+    ("nvidia-35: &a ['0000:84:00.0']\nnvidia-36: *a",
+     'is listed under both nvidia-35 and nvidia-36'),
+    ("nvidia-35: ['0000:84:00.0']\n<<: {nvidia-36: ['0000:85:00.0']}",
+     "'<<' is not a vGPU type name"),
+    # wrong shapes and types
+    ("['nvidia-35', '0000:84:00.0']", 'expected a mapping'),
+    ("nvidia-35", 'expected a mapping'),
+    ("{'nvidia-35': '0000:84:00.0'}", 'must be a list of PCI addresses'),
+    ("{'nvidia-35': []}", 'has no PCI addresses'),
+    ("{'nvidia-35': [['0000:84:00.0']]}", 'must be text, not a list'),
+    ("{'nvidia-35': [{'a': 1}]}", 'must be text, not a mapping'),
+    ("{['nvidia-35']: ['0000:84:00.0']}", 'a vGPU type must be text'),
+    ("{35: ['0000:84:00.0']}", "'35' is not a vGPU type name"),
+    ("{'nvidia-35': [null]}", "'null' under 'nvidia-35' is not a full"),
+    ("{'NVIDIA-35': ['0000:84:00.0']}", 'is not a vGPU type name'),
+    ("{'nvidia-035': ['0000:84:00.0']}", 'is not a vGPU type name'),
+    ("{'i915-GVTg_V5_4': ['0000:00:02.0']}", 'is not a vGPU type name'),
+    # incomplete or impossible addresses
+    ("{'nvidia-35': ['84:00.0']}", 'is not a full PCI address'),
+    ("{'nvidia-35': ['0000:84:00.8']}", 'is not a full PCI address'),
+    ("{'nvidia-35': ['0000:84:20.0']}", 'is not a full PCI address'),
+    ("{'nvidia-35': ['0000:84:00:0']}", 'is not a full PCI address'),
+    ("{'nvidia-35': ['pci_0000_84_00_0']}", 'is not a full PCI address'),
+    # duplicates
+    ("nvidia-35: ['0000:84:00.0']\nnvidia-35: ['0000:85:00.0']",
+     "'nvidia-35' is given twice"),
+    ("{'nvidia-35': ['0000:84:00.0'], 'nvidia-36': ['0000:84:00.0']}",
+     '0000:84:00.0 is listed under both nvidia-35 and nvidia-36'),
+    ("{'nvidia-35': ['0000:8A:00.0'], 'nvidia-36': ['0000:8a:00.0']}",
+     '0000:8a:00.0 is listed under both'),
+    # not YAML at all, several documents
+    ("{'nvidia-35': ['0000:84:00.0'", 'not valid YAML or JSON'),
+    ("nvidia-35: [0000:84:00.0]\n---\nnvidia-36: [0000:85:00.0]\n",
+     'not valid YAML or JSON'),
+]
+
+
+@pytest.mark.parametrize('text, reason', HOSTILE)
+def test_hostile_and_wrong_values_are_refused_by_name(text, reason):
+    with pytest.raises(MappingError) as error:
+        parse(text)
+    message = str(error.value)
+    assert message.startswith('Invalid vgpu-device-mappings: ')
+    assert reason in message
+    assert '\n' not in message and '\r' not in message
+
+
+def test_huge_input_is_refused_before_parsing():
+    text = "{'nvidia-35': [" + ", ".join(
+        "'0000:84:00.0'" for _ in range(10000)) + "]}"
+    with pytest.raises(MappingError, match='longer than 65536 bytes'):
+        parse(text)
+
+
+BILLION_LAUGHS = '\n'.join(
+    ["a: &a ['0000:84:00.0', '0000:84:00.0', '0000:84:00.0']"] +
+    ['{0}: &{0} [{1}]'.format(level, ', '.join(['*' + previous] * 10))
+     for previous, level in zip('abcdefghi', 'bcdefghij')] +
+    ['nvidia-35: *j'])
+
+
+def test_billion_laughs_is_refused_without_expanding_it():
+    with pytest.raises(MappingError):
+        parse(BILLION_LAUGHS)
+
+
+def test_entries_beyond_the_budget_are_refused(monkeypatch):
+    monkeypatch.setattr(mappings, 'MAX_NODES', 5)
+    text = ("nvidia-35: ['0000:84:00.0', '0000:85:00.0']\n"
+            "nvidia-36: ['0000:86:00.0', '0000:87:00.0']\n")
+    with pytest.raises(MappingError, match=r'too many entries \(more than '
+                       r'5 after expanding YAML aliases\)'):
+        parse(text)
+
+
+def test_long_values_are_shortened_in_the_message():
+    with pytest.raises(MappingError) as error:
+        parse("{'nvidia-35': ['" + 'x' * 500 + "']}")
+    assert len(str(error.value)) < 200
+
+
+class TestForHost:
+    """One application value, many hosts."""
+
+    WANTED = {'nvidia-35': ['0000:84:00.0', '0000:85:00.0'],
+              'nvidia-36': ['0000:86:00.0']}
+
+    def test_addresses_absent_here_are_left_out_and_named(self):
+        host = mappings.for_host(self.WANTED, ['0000:84:00.0'], None)
+        assert host.mappings == {'nvidia-35': ['0000:84:00.0']}
+        assert host.absent == ['0000:85:00.0', '0000:86:00.0']
+        assert host.problems == []
+
+    def test_types_are_not_checked_before_the_driver_runs(self):
+        host = mappings.for_host(self.WANTED, ['0000:84:00.0'], None)
+        assert host.problems == []
+
+    def test_a_type_the_gpu_does_not_offer_is_a_problem(self):
+        host = mappings.for_host(
+            self.WANTED, ['0000:84:00.0', '0000:86:00.0'],
+            {'0000:84:00.0': {'nvidia-35', 'nvidia-108'},
+             '0000:86:00.0': {'nvidia-222', 'nvidia-35'}})
+        assert host.problems == [
+            'nvidia-36 is not offered by the GPU at 0000:86:00.0 (it '
+            'offers: nvidia-35, nvidia-222); see the list-vgpu-types action']
+
+    def test_a_host_without_gpus_keeps_nothing(self):
+        host = mappings.for_host(self.WANTED, [], None)
+        assert host.mappings == {}
+        assert len(host.absent) == 3

@@ -1,0 +1,112 @@
+"""What nova-compute renders from the published data, per release family,
+checked through the consumer itself: charmhelpers' SubordinateConfigContext
+(as charm-nova-compute configures it) reading fake relation data."""
+import configparser
+import json
+
+import jinja2
+import pytest
+
+import charmhelpers.core.hookenv as hookenv
+from charmhelpers.contrib.openstack.context import SubordinateConfigContext
+
+from nvidia_vgpu import mappings, nova_config
+
+WANTED = mappings.parse("{'nvidia-35': ['0000:84:00.0', '0000:85:00.0'], "
+                        "'nvidia-36': ['0000:86:00.0']}")
+ONE_TYPE = mappings.parse("{'nvidia-108': ['0000:84:00.0']}")
+
+# charm-nova-compute's templates/parts/section-ephemeral, as described in
+# ../shared/reference/nova-vgpu-config.md section 3: raw, no escaping.
+SECTION_EPHEMERAL = (
+    '{% for section in sections -%}\n'
+    '{% if section != "DEFAULT" -%}\n'
+    '[{{ section }}]\n'
+    '{% for key, value in sections[section] -%}\n'
+    '{{ key }} = {{ value }}\n'
+    '{% endfor %}\n'
+    '{% endif %}\n'
+    '{%- endfor %}\n')
+
+
+def consume(fake_commands, published):
+    """The sections charm-nova-compute's nova-vgpu context would yield."""
+    hookenv.cache.clear()
+    fake_commands.set('relation-ids', stdout=json.dumps(['nova-vgpu:7']))
+    fake_commands.set('relation-list', stdout=json.dumps(
+        ['nova-compute-nvidia-vgpu/0']))
+    fake_commands.set('relation-get', stdout=json.dumps(
+        published.get('subordinate_configuration')))
+    fake_commands.set('juju-log')
+    context = SubordinateConfigContext(
+        interface=['nova-vgpu'], service=['nova-compute', 'nova'],
+        config_file='/etc/nova/nova.conf')
+    return context()
+
+
+def publish(sections):
+    return {'subordinate_configuration': json.dumps(
+        nova_config.subordinate_configuration(sections), sort_keys=True)}
+
+
+def render(context):
+    text = jinja2.Template(SECTION_EPHEMERAL).render(**context)
+    parser = configparser.ConfigParser(strict=True, interpolation=None)
+    parser.read_string(text)
+    return {section: dict(parser[section]) for section in parser.sections()}
+
+
+@pytest.mark.parametrize('options, wanted, expected', [
+    (nova_config.QUEENS, ONE_TYPE,
+     {'devices': {'enabled_vgpu_types': 'nvidia-108'}}),
+    (nova_config.USSURI, ONE_TYPE,
+     {'devices': {'enabled_vgpu_types': 'nvidia-108'},
+      'vgpu_nvidia-108': {'device_addresses': '0000:84:00.0'}}),
+    (nova_config.USSURI, WANTED,
+     {'devices': {'enabled_vgpu_types': 'nvidia-35, nvidia-36'},
+      'vgpu_nvidia-35': {'device_addresses': '0000:84:00.0,0000:85:00.0'},
+      'vgpu_nvidia-36': {'device_addresses': '0000:86:00.0'}}),
+    (nova_config.XENA, WANTED,
+     {'devices': {'enabled_mdev_types': 'nvidia-35, nvidia-36'},
+      'mdev_nvidia-35': {'device_addresses': '0000:84:00.0,0000:85:00.0'},
+      'mdev_nvidia-36': {'device_addresses': '0000:86:00.0'}}),
+])
+def test_nova_compute_renders_exactly_the_expected_sections(
+        fake_commands, options, wanted, expected):
+    context = consume(fake_commands,
+                      publish(nova_config.nova_sections(wanted, options)))
+    assert set(context) == {'sections'}
+    assert render(context) == expected
+
+
+def test_the_blob_has_one_service_one_file_and_only_sections():
+    blob = nova_config.subordinate_configuration(
+        nova_config.nova_sections(WANTED, nova_config.XENA))
+    assert list(blob) == ['nova']
+    assert list(blob['nova']) == ['/etc/nova/nova.conf']
+    assert list(blob['nova']['/etc/nova/nova.conf']) == ['sections']
+
+
+def test_nothing_to_configure_publishes_no_sections(fake_commands):
+    # charm-nova-compute's own charmhelpers treats empty sections as an
+    # incomplete context, so other subordinates' sections stay; PyPI
+    # charmhelpers 1.2.1 still returns them empty, never anything else.
+    context = consume(fake_commands, publish(
+        nova_config.nova_sections({}, nova_config.XENA)))
+    assert not context.get('sections')
+    assert render(context) == {}
+
+
+def test_values_that_passed_validation_cannot_add_sections_or_keys(
+        fake_commands):
+    # Every type and address that parse() lets through renders as one
+    # key in its own section; the corpus of refused values is in
+    # test_mappings.py.
+    wanted = mappings.parse(
+        "{'nvidia-99999': ['ffff:ff:1f.7'], 'nvidia-1': ['0000:00:00.0']}")
+    rendered = render(consume(fake_commands, publish(
+        nova_config.nova_sections(wanted, nova_config.XENA))))
+    assert rendered == {
+        'devices': {'enabled_mdev_types': 'nvidia-1, nvidia-99999'},
+        'mdev_nvidia-1': {'device_addresses': '0000:00:00.0'},
+        'mdev_nvidia-99999': {'device_addresses': 'ffff:ff:1f.7'}}
