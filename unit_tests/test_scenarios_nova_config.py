@@ -1,0 +1,136 @@
+"""vgpu-device-mappings end to end (scenarios/nova-config/*.yaml): what
+nova-compute receives, and what it keeps when the operator errs."""
+import json
+
+from simulation import scenario
+
+RID = 'nova-vgpu:1'
+READY = 'Unit is ready: 2 NVIDIA GPUs (Tesla V100 PCIe 16GB)'
+
+
+def sections(output_or_data):
+    data = output_or_data.get('relations', {}).get(RID, output_or_data)
+    blob = data.get('subordinate_configuration')
+    if blob is None:
+        return None
+    return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
+
+
+def published_after_each_step(output):
+    """Relation data is only in the final output; replay it per step by
+    checking which steps set anything."""
+    return [s['relation_sets'] for s in output['steps']]
+
+
+def test_valid_mapping_reaches_nova_in_xena_form():
+    output = scenario('nova-config/valid-then-invalid-then-fixed.yaml')
+    first = output['steps'][6]
+    assert first['step'] == 'update-status'
+    assert first['status'] == {'workload': 'active', 'message': READY}
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-108']],
+        'mdev_nvidia-108': [['device_addresses',
+                             '0000:84:00.0,0000:85:00.0']]}
+
+
+def test_invalid_value_blocks_and_changes_nothing_nova_has():
+    output = scenario('nova-config/valid-then-invalid-then-fixed.yaml')
+    refused = output['steps'][7:10]
+    assert [s['step'] for s in refused] == [
+        'config', 'update-status', 'nova-vgpu-relation-changed']
+    for step in refused:
+        assert step['status']['workload'] == 'blocked'
+        assert step['status']['message'].startswith(
+            "Invalid vgpu-device-mappings: '0000:84:00.0 [DEFAULT] debug "
+            "= true' under 'nvidia-108' is not a full PCI address")
+        assert step['relation_sets'] == 0
+
+
+def test_fixing_the_value_clears_the_block_and_publishes_once():
+    output = scenario('nova-config/valid-then-invalid-then-fixed.yaml')
+    fixed, rerun = output['steps'][10:12]
+    assert fixed['status'] == {'workload': 'active', 'message': READY}
+    assert fixed['relation_sets'] == 1
+    assert rerun['relation_sets'] == 0
+
+
+def test_reruns_with_nothing_changed_set_nothing():
+    output = scenario('nova-config/valid-then-invalid-then-fixed.yaml')
+    sets = published_after_each_step(output)
+    names = [s['step'] for s in output['steps']]
+    # Only the first publication, the joined hook (layer:openstack's
+    # package map) and the fix set anything.
+    assert [name for name, count in zip(names, sets) if count] == [
+        'install', 'nova-vgpu-relation-joined', 'config']
+
+
+def test_restart_trigger_from_nova_compute_disrupts_nothing():
+    output = scenario('nova-config/valid-then-invalid-then-fixed.yaml')
+    remote = output['steps'][-1]
+    assert remote['step'] == 'remote'
+    assert remote['relation_sets'] == 0
+    assert not [argv for argv in remote['commands']
+                if argv[0] == 'systemctl' and argv[1] != 'is-active']
+    assert remote['status']['workload'] == 'active'
+
+
+def test_services_and_package_map_go_to_the_principal():
+    data = scenario('nova-config/valid-then-invalid-then-fixed.yaml')[
+        'relations'][RID]
+    assert json.loads(data['services']) == ['nvidia-vgpu-mgr',
+                                            'nvidia-vgpud']
+    assert sorted(json.loads(data['releases-packages-map'])) == [
+        'queens', 'ussuri', 'victoria', 'xena']
+    for value in data.values():
+        assert value == json.dumps(json.loads(value), sort_keys=True,
+                                   separators=(',', ':'))
+
+
+def test_queens_refuses_two_types_and_takes_one():
+    output = scenario('nova-config/queens-two-types.yaml')
+    for step in output['steps'][:3]:
+        assert step['status']['workload'] == 'blocked'
+        assert step['status']['message'] == (
+            'Invalid vgpu-device-mappings: 2 vGPU types on this host, but '
+            'OpenStack Queens to Train use only the first type of [devices] '
+            'enabled_vgpu_types (nova 17.0.13); keep one type, or upgrade '
+            'to Victoria (nova 22.2.1) or later')
+    assert output['status']['workload'] == 'active'
+    assert sections(output) == {
+        'devices': [['enabled_vgpu_types', 'nvidia-108']]}
+
+
+def test_nothing_is_published_until_nova_is_installed():
+    output = scenario('nova-config/waiting-for-nova.yaml')
+    for step in output['steps'][:6]:
+        assert step['status'] == {
+            'workload': 'waiting',
+            'message': 'Waiting for nova-compute to install nova-common'}
+    assert [s['relation_sets'] for s in output['steps']] == [
+        1, 1, 0, 0, 0, 0, 1]
+    assert output['status'] == {'workload': 'active', 'message': READY}
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-108']],
+        'mdev_nvidia-108': [['device_addresses', '0000:84:00.0']]}
+
+
+def test_other_hosts_addresses_are_left_out_and_named():
+    output = scenario('nova-config/fleet-host-without-some-gpus.yaml')
+    assert output['steps'][2]['status'] == {
+        'workload': 'active',
+        'message': 'Unit is ready: 1 NVIDIA GPU (Tesla V100 PCIe 16GB); not '
+                   'on this host: 0000:31:00.0, 0000:85:00.0'}
+
+
+def test_a_type_this_gpu_does_not_offer_blocks_and_keeps_nova_as_is():
+    output = scenario('nova-config/fleet-host-without-some-gpus.yaml')
+    refused = output['steps'][3]
+    assert refused['status'] == {
+        'workload': 'blocked',
+        'message': 'Invalid vgpu-device-mappings: nvidia-222 is not offered '
+                   'by the GPU at 0000:84:00.0 (it offers: nvidia-108); see '
+                   'the list-vgpu-types action'}
+    assert refused['relation_sets'] == 0
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-108']],
+        'mdev_nvidia-108': [['device_addresses', '0000:84:00.0']]}
