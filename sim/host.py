@@ -226,3 +226,19 @@ def build_deb(work_dir: str, spec: Dict[str, Any]) -> str:
                     root, output], check=True, env=env,
                    capture_output=True)
     return output
+
+
+def write_libvirt_domains(host_root: str,
+                          domains: Iterable[Dict[str, Any]]) -> None:
+    """Guest definitions as libvirt keeps them, with their vGPU hostdevs."""
+    directory = os.path.join(host_root, 'etc', 'libvirt', 'qemu')
+    for domain in domains:
+        hostdevs = ''.join(
+            "    <hostdev mode='subsystem' type='mdev' managed='no' "
+            "model='vfio-pci' display='off'>\n"
+            "      <source>\n        <address uuid='{}'/>\n      </source>\n"
+            "    </hostdev>\n".format(uuid)
+            for uuid in domain.get('mdevs', []))
+        _write(os.path.join(directory, domain['name'] + '.xml'),
+               "<domain type='kvm'>\n  <name>{}</name>\n  <devices>\n{}"
+               "  </devices>\n</domain>\n".format(domain['name'], hostdevs))

@@ -122,6 +122,8 @@ class Simulation:
             state['resources'][name] = self._place_resource(name, spec)
         self._save(state)
         self._refresh_host(state)
+        simhost.write_libvirt_domains(self.host_root,
+                                      host.get('libvirt_domains', []))
         self._baseline = self._snapshot()
 
     def _initial_config(self) -> Dict[str, Any]:
@@ -449,6 +451,17 @@ class Simulation:
             self._save(state)
             for endpoint in step['remote']:
                 runs += self._relation_hooks(endpoint + '-relation-changed')
+        elif 'services' in step:
+            # Something else on the host (a crash, an operator) changed
+            # services: no hook runs until the next one the scenario asks.
+            label = 'services'
+            for name, wanted in step['services'].items():
+                service = state['host']['services'].setdefault(
+                    name, {'active': False, 'enabled': True,
+                           'masked': False})
+                service['active'] = wanted == 'running'
+            self._save(state)
+            runs = []
         elif 'packages' in step:
             # Another charm (the principal) installed packages: no hook.
             label = 'packages'

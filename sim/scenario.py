@@ -35,7 +35,7 @@ _DOMAIN = {'name': str, 'mdevs': list}
 _DEB = {'package': str, 'version': str, 'architecture': str,
         'depends': str, 'description': str, 'services': list}
 _STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
-               'relation-departed', 'packages'}
+               'relation-departed', 'packages', 'services'}
 
 
 def _check_keys(where: str, data: Any, allowed: Dict[str, Any],
@@ -110,6 +110,11 @@ def _check_step(index: int, step: Any) -> None:
         raise ScenarioError(where + '.params: expected a mapping')
     if kind == 'reboot' and value is not True:
         raise ScenarioError(where + '.reboot: expected true')
+    if kind == 'services':
+        if not isinstance(value, dict) or not set(value.values()) <= {
+                'running', 'stopped'}:
+            raise ScenarioError(
+                where + '.services: map service names to running or stopped')
     if kind == 'packages':
         if not isinstance(value, dict):
             raise ScenarioError(where + '.packages: expected a mapping')
