@@ -53,7 +53,7 @@ def test_config_declares_mappings_with_an_example():
 
 def test_actions_declare_list_vgpu_types_and_its_script():
     actions = load('actions.yaml')
-    assert set(actions) == {'list-vgpu-types'}
+    assert set(actions) == {"list-vgpu-types", "pause"}
     script = os.path.join(SRC, 'actions', 'list-vgpu-types')
     assert os.access(script, os.X_OK)
 

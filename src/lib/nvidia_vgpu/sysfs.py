@@ -1,11 +1,13 @@
 """What the kernel says about PCI devices in sysfs (/sys/bus/pci)."""
 import os
-from typing import Iterable, List, Set
+from typing import Iterable, List, NamedTuple, Optional, Set
 
 from nvidia_vgpu.hostfs import host_path
+from nvidia_vgpu.vgpu_types import VgpuType
 
 PCI_DEVICES = '/sys/bus/pci/devices'
 MDEV_BUS = '/sys/class/mdev_bus'
+MDEV_DEVICES = '/sys/bus/mdev/devices'
 
 
 def _device(address: str, *parts: str) -> str:
@@ -44,3 +46,59 @@ def mdev_types(address: str) -> Set[str]:
         return set(os.listdir(directory))
     except (FileNotFoundError, NotADirectoryError):
         return set()
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path) as stream:
+            return stream.read().strip()
+    except OSError:
+        return None
+
+
+def read_mdev_types(address: str) -> List[VgpuType]:
+    """Each type the driver offers on a device, read from its own
+    mdev_supported_types directory only (never a walk of /sys)."""
+    directory = host_path(os.path.join(MDEV_BUS, address,
+                                       'mdev_supported_types'))
+    try:
+        type_ids = sorted(os.listdir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    types = []
+    for type_id in type_ids:
+        base = os.path.join(directory, type_id)
+        available = _read(os.path.join(base, 'available_instances'))
+        types.append(VgpuType(
+            type_id=type_id, address=address,
+            name=_read(os.path.join(base, 'name')) or '',
+            description=_read(os.path.join(base, 'description')) or '',
+            available_instances=int(available)
+            if available and available.isdigit() else None))
+    return types
+
+
+class Mdev(NamedTuple):
+    """A mediated device (a created vGPU)."""
+
+    uuid: str
+    parent: str
+    type_id: str
+
+
+def mediated_devices() -> List[Mdev]:
+    """Every mdev that exists now (/sys/bus/mdev/devices)."""
+    directory = host_path(MDEV_DEVICES)
+    try:
+        uuids = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return []
+    mdevs = []
+    for uuid in uuids:
+        device = os.path.realpath(os.path.join(directory, uuid))
+        type_link = os.path.join(device, 'mdev_type')
+        type_id = (os.path.basename(os.path.realpath(type_link))
+                   if os.path.lexists(type_link) else '')
+        mdevs.append(Mdev(uuid, os.path.basename(os.path.dirname(device)),
+                          type_id))
+    return mdevs

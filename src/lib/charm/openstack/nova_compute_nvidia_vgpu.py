@@ -12,16 +12,21 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 import charmhelpers.contrib.openstack.utils as os_utils
 import charmhelpers.core.hookenv as hookenv
 import charmhelpers.core.unitdata as unitdata
+import charms.reactive as reactive
 import charms_openstack.charm
 
 from nvidia_vgpu import (
-    dpkg, kernel, mappings, nova_config, pci, releases, software, sysfs)
+    dpkg, kernel, libvirt, mappings, nova_config, pci, releases, software,
+    sysfs, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
 # unitdata keys; kept across charm upgrades, so renaming one loses state.
 INSTALLED_KEY = 'nvidia-vgpu.installed'
 PROBLEM_KEY = 'nvidia-vgpu.software-problem'
+RELATION = 'nova-vgpu'
+INTEGRATE_COMMAND = ('juju integrate nova-compute-nvidia-vgpu:nova-vgpu '
+                     'nova-compute:nova-vgpu')
 
 
 def _make_charmhelpers_know_our_releases() -> None:
@@ -260,7 +265,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     def custom_assess_status_check(self) -> Tuple[Optional[str],
                                                   Optional[str]]:
-        """Blocked and waiting states, the one to act on first."""
+        """Blocked states, the one to act on first.
+
+        Runs after charms.openstack's paused check and before its service
+        check; waiting states come after both (last check).
+        """
         problem = self.nova_vgpu_config.problem
         if problem and problem[0] == 'blocked':
             return problem
@@ -274,13 +283,17 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             running = kernel.nvidia_driver_version()
             if running != installed.version:
                 return 'blocked', software.reboot_message(installed, running)
-        if problem:
-            return problem
         return None, None
 
     def custom_assess_status_last_check(self) -> Tuple[Optional[str],
                                                        Optional[str]]:
-        """Ready, naming what was found (after the service checks)."""
+        """Waiting states, else ready naming what was found."""
+        problem = self.nova_vgpu_config.problem
+        if problem:
+            return problem
+        if not reactive.is_flag_set(RELATION + '.connected'):
+            return 'waiting', 'Waiting for the {} relation: {}'.format(
+                RELATION, INTEGRATE_COMMAND)
         message = 'Unit is ready: ' + pci.describe_gpus(self.gpus)
         if not self.gpus:
             return 'active', message + ' on this host'
@@ -289,12 +302,72 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             message += '; not on this host: ' + ', '.join(absent)
         return 'active', message
 
+    # ---------------------------------------------------- pause, resume
+
+    def vgpus_in_use(self) -> List[Tuple[sysfs.Mdev, List[str]]]:
+        """vGPUs that exist now and a guest's definition uses."""
+        users = libvirt.mdev_users()
+        return [(mdev, users[mdev.uuid]) for mdev in
+                sysfs.mediated_devices() if mdev.uuid in users]
+
+    def pause(self) -> None:
+        """Stop the vGPU Manager, unless that would break guests' vGPUs.
+
+        Stopping nvidia-vgpu-mgr under running guests kills their vGPUs:
+        refuse while guests use any, unless the operator says force=true.
+        """
+        in_use = self.vgpus_in_use()
+        if in_use and not hookenv.action_get('force'):
+            gpus = sorted({mdev.parent for mdev, _ in in_use})
+            guests = sorted({name for _, names in in_use for name in names})
+            raise RuntimeError(
+                'Refusing to pause: {} vGPU{} on {} in use by {} ({}); '
+                'stopping the vGPU Manager would break them. Stop or '
+                'migrate those guests, or run pause with force=true'.format(
+                    len(in_use), '' if len(in_use) == 1 else 's',
+                    ', '.join(gpus), 'guest' if len(guests) == 1
+                    else '{} guests'.format(len(guests)),
+                    ', '.join(guests)))
+        super().pause()
+
     # ---------------------------------------------------------- actions
 
     def list_vgpu_types(self, pci_address: Optional[str] = None) -> dict:
-        """Results of the list-vgpu-types action (action-set keys)."""
-        raise NotImplementedError(
-            'list-vgpu-types is not implemented in this revision')
+        """Results of the list-vgpu-types action: a table in 'output', the
+        same rows as structured data in 'types'."""
+        gpus = self.gpus
+        if pci_address:
+            wanted = pci_address.strip().lower()
+            if not mappings.PCI_ADDRESS.match(wanted):
+                raise ValueError(
+                    'pci-address {!r} is not a full PCI address such as '
+                    '0000:84:00.0'.format(pci_address))
+            gpus = [gpu for gpu in gpus if gpu.address == wanted]
+            if not gpus:
+                raise ValueError('No NVIDIA GPU at {} on this host (GPUs: '
+                                 '{})'.format(wanted, ', '.join(
+                                     gpu.address for gpu in self.gpus)
+                                     or 'none'))
+        if not gpus:
+            return {'output': 'No NVIDIA GPU on this host.', 'types': []}
+        installed = self.installed_software
+        if installed is None:
+            return {'output': 'The NVIDIA vGPU host software is not '
+                    'installed: ' + software.ATTACH_COMMAND, 'types': []}
+        if kernel.nvidia_driver_version() is None:
+            return {'output': 'The NVIDIA driver is not loaded yet: reboot '
+                    'the host to load {} {}.'.format(
+                        installed.package, installed.version), 'types': []}
+        records = []
+        for gpu in gpus:
+            for address in [gpu.address] + sysfs.sriov_virtual_functions(
+                    gpu.address):
+                records += [vgpu_types.as_record(found, gpu.address)
+                            for found in sysfs.read_mdev_types(address)]
+        output = vgpu_types.table(records) or (
+            'The NVIDIA driver offers no vGPU types on {}.'.format(
+                ', '.join(gpu.address for gpu in gpus)))
+        return {'output': output, 'types': records}
 
 
 class UssuriNovaComputeNvidiaVgpuCharm(NovaComputeNvidiaVgpuCharm):

@@ -1,0 +1,66 @@
+"""vGPU types as the NVIDIA driver describes them, for people and scripts.
+
+The driver's description is one line of key=value pairs, e.g.
+"num_heads=4, frl_config=60, framebuffer=8192M, max_resolution=7680x4320,
+max_instance=2"; these functions turn what sysfs holds into rows and a
+table without touching the host.
+"""
+from typing import Dict, Iterable, List, NamedTuple, Optional
+
+DESCRIPTION_FIELDS = ('framebuffer', 'max_instance', 'num_heads',
+                      'max_resolution')
+
+
+class VgpuType(NamedTuple):
+    """One type offered on one device (a GPU or one of its VFs)."""
+
+    type_id: str
+    address: str
+    name: str
+    description: str
+    available_instances: Optional[int]
+
+
+def parse_description(description: str) -> Dict[str, str]:
+    """The key=value pairs of a driver description, in their order.
+
+    Unknown keys are kept; text that is not key=value is ignored rather
+    than guessed at, since driver versions word this differently.
+    """
+    fields = {}
+    for part in description.replace('\n', ',').split(','):
+        key, equals, value = part.strip().partition('=')
+        if equals and key.strip():
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def as_record(vgpu_type: VgpuType, gpu: str) -> Dict[str, object]:
+    """The structured form scripts read (list-vgpu-types 'types')."""
+    fields = parse_description(vgpu_type.description)
+    record: Dict[str, object] = {
+        'type': vgpu_type.type_id, 'address': vgpu_type.address,
+        'gpu': gpu, 'name': vgpu_type.name,
+        'available_instances': vgpu_type.available_instances}
+    for key in DESCRIPTION_FIELDS:
+        record[key] = fields.get(key)
+    return record
+
+
+def table(records: Iterable[Dict[str, object]]) -> str:
+    """One line per type: "nvidia-108, 0000:84:00.0, GRID V100-8Q, ..."
+
+    Type and address lead each line, comma-separated, which is the form
+    existing tooling (and zaza tests) look for.
+    """
+    lines: List[str] = []
+    for record in records:
+        details = ', '.join('{}={}'.format(key, record[key])
+                            for key in DESCRIPTION_FIELDS
+                            if record.get(key) is not None)
+        lines.append('{}, {}, {}, {}, available={}'.format(
+            record['type'], record['address'], record['name'],
+            details or 'no description',
+            '?' if record['available_instances'] is None
+            else record['available_instances']))
+    return '\n'.join(lines)

@@ -1,0 +1,96 @@
+"""Reading vGPU types, mdevs and guests' vGPUs from a host's files."""
+import os
+
+import pytest
+
+from nvidia_vgpu import hostfs, libvirt, sysfs, vgpu_types
+from sim import host as simhost
+
+V100_8Q = ('num_heads=4, frl_config=60, framebuffer=8192M, '
+           'max_resolution=7680x4320, max_instance=2')
+T4_16C = ('num_heads=1, frl_config=60, framebuffer=16384M, '
+          'max_resolution=4096x2160, max_instance=1')
+
+
+@pytest.mark.parametrize('description, expected', [
+    (V100_8Q, {'num_heads': '4', 'frl_config': '60',
+               'framebuffer': '8192M', 'max_resolution': '7680x4320',
+               'max_instance': '2'}),
+    ('framebuffer=4096M,max_instance=6', {'framebuffer': '4096M',
+                                          'max_instance': '6'}),
+    ('num_heads=4,\nframebuffer=1024M', {'num_heads': '4',
+                                         'framebuffer': '1024M'}),
+    ('', {}),
+    ('no pairs here', {}),
+])
+def test_driver_descriptions_are_parsed(description, expected):
+    assert vgpu_types.parse_description(description) == expected
+
+
+def test_records_and_table_lead_with_type_and_address():
+    record = vgpu_types.as_record(vgpu_types.VgpuType(
+        'nvidia-108', '0000:84:00.0', 'GRID V100-8Q', V100_8Q, 2),
+        '0000:84:00.0')
+    assert record == {
+        'type': 'nvidia-108', 'address': '0000:84:00.0',
+        'gpu': '0000:84:00.0', 'name': 'GRID V100-8Q',
+        'available_instances': 2, 'framebuffer': '8192M',
+        'max_instance': '2', 'num_heads': '4',
+        'max_resolution': '7680x4320'}
+    assert vgpu_types.table([record]) == (
+        'nvidia-108, 0000:84:00.0, GRID V100-8Q, framebuffer=8192M, '
+        'max_instance=2, num_heads=4, max_resolution=7680x4320, '
+        'available=2')
+
+
+@pytest.fixture
+def host_root(tmp_path, monkeypatch):
+    monkeypatch.setenv(hostfs.HOST_ROOT_VARIABLE, str(tmp_path))
+    return str(tmp_path)
+
+
+T4 = {'address': '0000:af:00.0', 'vendor': '10de', 'device': '1eb8',
+      'class': '030200', 'mdev_types': {
+          'nvidia-234': {'name': 'GRID T4-16C', 'description': T4_16C,
+                         'available_instances': 1},
+          'nvidia-222': {'name': 'GRID T4-1B', 'available_instances': 16,
+                         'description': 'num_heads=4, frl_config=45, '
+                         'framebuffer=1024M, max_resolution=5120x2880, '
+                         'max_instance=16'}}}
+
+
+def test_sysfs_types_of_one_device(host_root):
+    simhost.generate_sysfs(host_root, [T4], {'nvidia_loaded': True})
+    types = sysfs.read_mdev_types('0000:af:00.0')
+    assert [t.type_id for t in types] == ['nvidia-222', 'nvidia-234']
+    assert types[1] == vgpu_types.VgpuType(
+        'nvidia-234', '0000:af:00.0', 'GRID T4-16C', T4_16C, 1)
+    assert sysfs.mdev_types('0000:af:00.0') == {'nvidia-222', 'nvidia-234'}
+
+
+def test_no_types_before_the_driver_loads(host_root):
+    simhost.generate_sysfs(host_root, [T4], {'nvidia_loaded': False})
+    assert sysfs.read_mdev_types('0000:af:00.0') == []
+    assert sysfs.mdev_types('0000:af:00.0') == set()
+
+
+def test_mediated_devices_and_the_guests_using_them(host_root):
+    uuid = '4b20d080-1b54-4048-85b3-a6a62d165c01'
+    simhost.generate_sysfs(host_root, [T4], {
+        'nvidia_loaded': True,
+        'mdevs': [{'uuid': uuid, 'parent': '0000:af:00.0',
+                   'type': 'nvidia-234'}]})
+    assert sysfs.mediated_devices() == [
+        sysfs.Mdev(uuid, '0000:af:00.0', 'nvidia-234')]
+    simhost.write_libvirt_domains(host_root, [
+        {'name': 'instance-0000002a', 'mdevs': [uuid.upper()]},
+        {'name': 'instance-0000002b'}])
+    with open(os.path.join(host_root, 'etc/libvirt/qemu/broken.xml'),
+              'w') as stream:
+        stream.write('<domain><name>')
+    assert libvirt.mdev_users() == {uuid: ['instance-0000002a']}
+
+
+def test_no_mdevs_and_no_guests_on_a_fresh_host(host_root):
+    assert sysfs.mediated_devices() == []
+    assert libvirt.mdev_users() == {}
