@@ -113,6 +113,7 @@ def test_a_failing_hook_is_a_result_not_a_crash(tmp_path):
 steps:
   - install
   - action: list-vgpu-types
+    params: {pci-address: "84:00.0"}
   - action: no-such-action
 """)
     assert output['steps'][0]['exit_code'] == 0
@@ -127,6 +128,8 @@ def test_layer_openstack_actions_run_on_a_host_without_gpu(tmp_path,
     output = run_yaml(tmp_path, """
 host:
   packages: {{nova-common: "3:25.2.1-0ubuntu2"}}
+relations:
+  nova-vgpu: [{{remote_unit: nova-compute/0, data: {{}}}}]
 steps:
   - install
   - action: {}
