@@ -36,8 +36,8 @@ HOOK_TOOLS = (
 )
 HOST_COMMANDS = (
     'apt-cache', 'apt-config', 'apt-get', 'dpkg', 'dpkg-query', 'lsmod',
-    'mdevctl', 'modprobe', 'nc', 'rmmod', 'service', 'systemctl',
-    'update-initramfs',
+    'mdevctl', 'modprobe', 'nc', 'rmmod', 'service', 'sriov-manage',
+    'systemctl', 'update-initramfs',
 )
 # Real, read-only tools run as they are (recorded): lspci is pointed at the
 # generated sysfs tree, dpkg-deb only inspects files.
@@ -518,6 +518,10 @@ def cmd_systemctl(state, argv):
             if not enabled:
                 raise Exit(1)
             continue
+        if service is None and os.path.exists(_unit_file(name)):
+            service = state['host']['services'].setdefault(name, {
+                'active': False, 'enabled': False, 'masked': False,
+                'unit_file': True})
         if service is None:
             raise Exit(5, 'Failed to {} {}.service: Unit {}.service not '
                           'found.\n'.format(verb, name, name))
@@ -530,6 +534,8 @@ def cmd_systemctl(state, argv):
                 raise Exit(1, 'Job for {}.service failed because the control '
                               'process exited with error code.\n'.format(
                                   name))
+            if service.get('unit_file'):
+                AFTER_STATE.append(exec_start(name))
             service['active'] = True
         elif verb == 'stop':
             service['active'] = False
@@ -543,6 +549,52 @@ def cmd_systemctl(state, argv):
             service['masked'] = False
         else:
             raise Exit(1, 'Unknown command verb {}.\n'.format(verb))
+
+
+# Commands to run once the state lock is released (a unit's ExecStart
+# runs other fake commands, which take the lock themselves).
+AFTER_STATE = []
+
+
+def _unit_file(name):
+    return os.path.join(HOST_ROOT, 'etc', 'systemd', 'system',
+                        name + '.service')
+
+
+def exec_start(name):
+    """argv of a charm-installed unit's ExecStart, as a fake command."""
+    with open(_unit_file(name)) as stream:
+        for line in stream:
+            if line.startswith('ExecStart='):
+                argv = line[len('ExecStart='):].split()
+                return [os.path.basename(argv[0])] + argv[1:]
+    raise Exit(1, 'unit {} has no ExecStart\n'.format(name))
+
+
+def cmd_sriov_manage(state, argv):
+    """NVIDIA's tool: -e enables (-d disables) the VFs of one GPU or ALL,
+    which only works with the NVIDIA driver loaded."""
+    if len(argv) != 2 or argv[0] not in ('-e', '-d'):
+        raise Exit(1, 'usage: sriov-manage <-e|-d> <ssss:bb:dd.f|ALL>\n')
+    if 'nvidia' not in state['host']['modules']:
+        raise Exit(1, 'NVIDIA driver not loaded\n')
+    for function in state['host']['pci']:
+        sriov = function.get('sriov')
+        if not sriov or argv[1] not in ('ALL', function['address']):
+            continue
+        if argv[0] == '-e':
+            state['host']['vfs'][function['address']] = sriov['total_vfs']
+        else:
+            state['host']['vfs'].pop(function['address'], None)
+    refresh_sysfs(state)
+
+
+def refresh_sysfs(state):
+    """Regenerate the sandbox's /sys after a change of hardware state."""
+    sys.path.insert(0, os.environ['SIM_REPO'])
+    from sim import host
+    host.generate_sysfs(HOST_ROOT, state['host']['pci'],
+                        host.hardware_state(state['host']))
 
 
 def cmd_service(state, argv):
@@ -618,6 +670,11 @@ def main(argv):
     except Exit as stop:
         sys.stderr.write(stop.message)
         return stop.code
+    for command in AFTER_STATE:
+        done = subprocess.run([os.path.join(os.path.dirname(
+            os.path.abspath(argv[0])), command[0])] + command[1:])
+        if done.returncode:
+            return done.returncode
     return 0
 
 

@@ -242,3 +242,10 @@ def write_libvirt_domains(host_root: str,
         _write(os.path.join(directory, domain['name'] + '.xml'),
                "<domain type='kvm'>\n  <name>{}</name>\n  <devices>\n{}"
                "  </devices>\n</domain>\n".format(domain['name'], hostdevs))
+
+
+def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:
+    """What generate_sysfs needs from the simulator's host state."""
+    return {'nvidia_loaded': 'nvidia' in host_state['modules'],
+            'nvidia_version': host_state.get('nvidia_version'),
+            'vfs': host_state['vfs'], 'mdevs': host_state['mdevs']}

@@ -96,6 +96,7 @@ class Simulation:
             'action': None,
             'ports': [],
             'host': {
+                'pci': host.get('pci', []),
                 'packages': dict(host.get('packages', {})),
                 'unavailable_packages': list(
                     host.get('unavailable_packages', [])),
@@ -203,12 +204,8 @@ class Simulation:
     def _refresh_host(self, state: Dict[str, Any]) -> None:
         """Regenerate /sys and /proc/modules from the host state."""
         host = state['host']
-        simhost.generate_sysfs(self.host_root,
-                               self.scenario.get('host', {}).get('pci', []),
-                               {'nvidia_loaded': 'nvidia' in host['modules'],
-                                'nvidia_version': host.get('nvidia_version'),
-                                'vfs': host['vfs'],
-                                'mdevs': host['mdevs']})
+        simhost.generate_sysfs(self.host_root, host['pci'],
+                               simhost.hardware_state(host))
         simhost.write_proc_modules(self.host_root, host['modules'])
 
     def _snapshot(self) -> Dict[str, bytes]:
@@ -275,6 +272,7 @@ class Simulation:
             'SIM_LOG': self.log_path,
             'SIM_SITE_PACKAGES': os.pathsep.join(site.getsitepackages()),
             'SIM_HOST_ROOT': self.host_root,
+            'SIM_REPO': self.repo_root,
             'SIM_SERIES': self.scenario.get('host', {}).get('series',
                                                             'jammy'),
             'NVIDIA_VGPU_HOST_ROOT': self.host_root,
@@ -392,13 +390,21 @@ class Simulation:
         host['mdevs'] = []
         host['reboots'] += 1
         host['reboot_requested'] = False
-        for service in host['services'].values():
+        boot_units = []
+        for name, service in sorted(host['services'].items()):
             needs = service.get('needs_module')
-            service['active'] = (service['enabled'] and
-                                 not service['masked'] and
-                                 (not needs or needs in modules))
+            starts = (service['enabled'] and not service['masked'] and
+                      (not needs or needs in modules))
+            if starts and service.get('unit_file'):
+                boot_units.append(name)
+                starts = False
+            service['active'] = starts
         self._save(state)
         self._refresh_host(state)
+        # Units the charm installed run after the packaged services.
+        for name in boot_units:
+            self._execute([os.path.join(self.bin_dir, 'systemctl'), 'start',
+                           name], 'boot unit ' + name, {})
         return [self.run_hook('start')]
 
     def _nouveau_blacklisted(self) -> bool:
