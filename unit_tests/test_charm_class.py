@@ -85,9 +85,10 @@ def test_the_hook_instance_is_chosen_through_the_selector(charm_module,
     ('3:23.2.2-0ubuntu1~cloud0', 'USSURI', None),
     ('3:24.2.1-0ubuntu1~cloud0', 'XENA', None),
     ('3:25.2.1-0ubuntu2', 'XENA', None),
-    ('3:29.2.0-0ubuntu1', 'XENA', None),
-    ('3:34.0.0-0ubuntu1', 'XENA', None),
-    ('3:40.0.0-0ubuntu1', 'XENA', None),
+    ('3:28.0.1-0ubuntu1~cloud0', 'XENA', None),
+    ('3:29.2.0-0ubuntu1', 'CARACAL', None),
+    ('3:34.0.0-0ubuntu1', 'CARACAL', None),
+    ('3:40.0.0-0ubuntu1', 'CARACAL', None),
 ])
 def test_each_release_family_gets_its_nova_options(
         charm_module, fake_commands, version, options, limit):
@@ -102,4 +103,4 @@ def test_each_release_family_gets_its_nova_options(
 def test_releases_packages_map_names_every_release_family(charm_module):
     instance = charm_module.NovaComputeNvidiaVgpuCharm(config={})
     assert sorted(instance.releases_packages_map) == [
-        'queens', 'ussuri', 'victoria', 'xena']
+        'caracal', 'queens', 'ussuri', 'victoria', 'xena']

@@ -83,3 +83,24 @@ def test_virtual_functions_are_known_by_their_physfn_link(host_root):
     assert sysfs.virtual_functions(
         ['0000:41:00.0', '0000:41:00.4', '0000:41:00.5']) == {
             '0000:41:00.4', '0000:41:00.5'}
+
+
+def test_boot_unit_is_written_enabled_once_and_removed(host_root,
+                                                       fake_commands):
+    from nvidia_vgpu import sriov, systemd
+    fake_commands.set('systemctl')
+    assert systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
+    assert not systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
+    path = os.path.join(host_root, 'etc/systemd/system', sriov.BOOT_UNIT)
+    with open(path) as stream:
+        text = stream.read()
+    assert 'ExecStart=/usr/lib/nvidia/sriov-manage -e ALL' in text
+    assert 'Before=nova-compute.service' in text
+    assert systemd.remove_unit(sriov.BOOT_UNIT)
+    assert not os.path.exists(path)
+    assert not systemd.remove_unit(sriov.BOOT_UNIT)
+    assert fake_commands.calls == [
+        ['systemctl', 'daemon-reload'],
+        ['systemctl', 'enable', sriov.BOOT_UNIT],
+        ['systemctl', 'disable', sriov.BOOT_UNIT],
+        ['systemctl', 'daemon-reload']]

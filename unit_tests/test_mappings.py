@@ -153,6 +153,11 @@ def test_long_values_are_shortened_in_the_message():
     assert len(str(error.value)) < 200
 
 
+def gpu(address, *vfs, sriov=None):
+    return mappings.HostGpu(address, bool(vfs) if sriov is None else sriov,
+                            tuple(vfs))
+
+
 class TestForHost:
     """One application value, many hosts."""
 
@@ -160,18 +165,18 @@ class TestForHost:
               'nvidia-36': ['0000:86:00.0']}
 
     def test_addresses_absent_here_are_left_out_and_named(self):
-        host = mappings.for_host(self.WANTED, ['0000:84:00.0'], None)
+        host = mappings.for_host(self.WANTED, [gpu('0000:84:00.0')], None)
         assert host.mappings == {'nvidia-35': ['0000:84:00.0']}
         assert host.absent == ['0000:85:00.0', '0000:86:00.0']
         assert host.problems == []
 
     def test_types_are_not_checked_before_the_driver_runs(self):
-        host = mappings.for_host(self.WANTED, ['0000:84:00.0'], None)
+        host = mappings.for_host(self.WANTED, [gpu('0000:84:00.0')], None)
         assert host.problems == []
 
     def test_a_type_the_gpu_does_not_offer_is_a_problem(self):
         host = mappings.for_host(
-            self.WANTED, ['0000:84:00.0', '0000:86:00.0'],
+            self.WANTED, [gpu('0000:84:00.0'), gpu('0000:86:00.0')],
             {'0000:84:00.0': {'nvidia-35', 'nvidia-108'},
              '0000:86:00.0': {'nvidia-222', 'nvidia-35'}})
         assert host.problems == [
@@ -182,3 +187,49 @@ class TestForHost:
         host = mappings.for_host(self.WANTED, [], None)
         assert host.mappings == {}
         assert len(host.absent) == 3
+
+
+class TestSriovGpus:
+    """GPUs whose vGPUs live on SR-IOV virtual functions."""
+
+    A100 = gpu('0000:41:00.0', '0000:41:00.4', '0000:41:00.5',
+               '0000:41:00.6')
+
+    def test_the_gpus_address_stands_for_its_vfs(self):
+        host = mappings.for_host({'nvidia-697': ['0000:41:00.0']},
+                                 [self.A100], None)
+        assert host.mappings == {'nvidia-697': [
+            '0000:41:00.4', '0000:41:00.5', '0000:41:00.6']}
+        assert host.sriov_gpus == {'nvidia-697': ['0000:41:00.0']}
+
+    def test_vf_addresses_can_be_given_one_by_one(self):
+        host = mappings.for_host(
+            {'nvidia-692': ['0000:41:00.4'], 'nvidia-698': ['0000:41:00.6']},
+            [self.A100], None)
+        assert host.mappings == {'nvidia-692': ['0000:41:00.4'],
+                                 'nvidia-698': ['0000:41:00.6']}
+        assert host.absent == [] and host.problems == []
+
+    def test_a_vf_claimed_twice_through_its_gpu_is_refused_by_name(self):
+        host = mappings.for_host(
+            {'nvidia-692': ['0000:41:00.5'], 'nvidia-697': ['0000:41:00.0']},
+            [self.A100], None)
+        assert host.problems == [
+            '0000:41:00.5 is claimed by both nvidia-692 and nvidia-697 '
+            '(through 0000:41:00.0); a device offers one type']
+
+    def test_vfs_not_enabled_yet_are_waited_for(self):
+        host = mappings.for_host({'nvidia-697': ['0000:41:00.0']},
+                                 [gpu('0000:41:00.0', sriov=True)], None)
+        assert host.mappings == {}
+        assert host.waiting == ['0000:41:00.0']
+        assert host.problems == []
+
+    def test_types_are_checked_on_each_vf(self):
+        offered = {vf: {'nvidia-692'} for vf in self.A100.virtual_functions}
+        offered['0000:41:00.6'] = set()
+        host = mappings.for_host({'nvidia-692': ['0000:41:00.0']},
+                                 [self.A100], offered)
+        assert host.problems == [
+            'nvidia-692 is not offered by the GPU at 0000:41:00.6 (it '
+            'offers: none); see the list-vgpu-types action']

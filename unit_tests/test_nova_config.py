@@ -110,3 +110,23 @@ def test_values_that_passed_validation_cannot_add_sections_or_keys(
         'devices': {'enabled_mdev_types': 'nvidia-1, nvidia-99999'},
         'mdev_nvidia-1': {'device_addresses': '0000:00:00.0'},
         'mdev_nvidia-99999': {'device_addresses': 'ffff:ff:1f.7'}}
+
+
+def test_caracal_caps_types_on_sriov_gpus(fake_commands):
+    wanted = {'nvidia-697': ['0000:41:00.4', '0000:41:00.5'],
+              'nvidia-35': ['0000:84:00.0']}
+    context = consume(fake_commands, publish(nova_config.nova_sections(
+        wanted, nova_config.CARACAL, {'nvidia-697': 2})))
+    assert render(context) == {
+        'devices': {'enabled_mdev_types': 'nvidia-697, nvidia-35'},
+        'mdev_nvidia-697': {'device_addresses': '0000:41:00.4,0000:41:00.5',
+                            'max_instances': '2'},
+        'mdev_nvidia-35': {'device_addresses': '0000:84:00.0'}}
+
+
+def test_before_caracal_no_max_instances_is_written():
+    sections = nova_config.nova_sections(
+        {'nvidia-697': ['0000:41:00.4']}, nova_config.XENA,
+        {'nvidia-697': 2})
+    assert sections['mdev_nvidia-697'] == [
+        ['device_addresses', '0000:41:00.4']]

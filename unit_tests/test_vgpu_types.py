@@ -94,3 +94,39 @@ def test_mediated_devices_and_the_guests_using_them(host_root):
 def test_no_mdevs_and_no_guests_on_a_fresh_host(host_root):
     assert sysfs.mediated_devices() == []
     assert libvirt.mdev_users() == {}
+
+
+@pytest.mark.parametrize('description, expected', [
+    (V100_8Q, 2), (T4_16C, 1), ('framebuffer=4096M', None),
+    ('max_instance=many', None)])
+def test_max_instance_from_the_description(description, expected):
+    assert vgpu_types.max_instance(description) == expected
+
+
+def test_an_sriov_gpus_types_are_listed_once_for_the_gpu():
+    def vf(address, available):
+        return [vgpu_types.VgpuType('nvidia-697', address, 'GRID A100D-40C',
+                                    'framebuffer=40960M, max_instance=2',
+                                    available)]
+    records = vgpu_types.gpu_records('0000:41:00.0', [
+        vf('0000:41:00.4', 1), vf('0000:41:00.5', 0), vf('0000:41:00.6', 1)])
+    assert [(r['type'], r['address'], r['available_instances'], r['vfs'])
+            for r in records] == [('nvidia-697', '0000:41:00.0', 2, 3)]
+    assert vgpu_types.table(records) == (
+        'nvidia-697, 0000:41:00.0, GRID A100D-40C, framebuffer=40960M, '
+        'max_instance=2, available=2 on 3 VFs')
+
+
+def test_sriov_capability_is_read_from_sysfs(host_root):
+    a100 = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '20b5',
+            'class': '030200', 'sriov': {'total_vfs': 16}}
+    simhost.generate_sysfs(host_root, [a100, T4], {})
+    assert sysfs.sriov_total_vfs('0000:41:00.0') == 16
+    assert sysfs.sriov_total_vfs('0000:af:00.0') == 0
+    assert sysfs.sriov_virtual_functions('0000:41:00.0') == []
+    simhost.generate_sysfs(host_root, [a100], {
+        'nvidia_loaded': True, 'vfs': {'0000:41:00.0': 10}})
+    vfs = sysfs.sriov_virtual_functions('0000:41:00.0')
+    assert len(vfs) == 10
+    # virtfn10 sorts after virtfn9, not after virtfn1.
+    assert vfs[-2:] == ['0000:41:01.4', '0000:41:01.5']

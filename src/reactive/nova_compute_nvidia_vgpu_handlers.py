@@ -37,3 +37,10 @@ def publish_nova_config():
         instance.publish_nova_config(
             reactive.endpoint_from_flag('nova-vgpu.connected'))
         instance.assess_status()
+
+
+@reactive.hook('stop')
+def remove_boot_units():
+    """The unit is going away: leave no boot-time unit of ours behind."""
+    with charm.provide_charm_instance() as instance:
+        instance.remove_boot_units()

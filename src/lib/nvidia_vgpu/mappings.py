@@ -161,39 +161,84 @@ def _type_key(vgpu_type: str) -> Tuple[int, str]:
     return (int(number) if number.isdigit() else 0, vgpu_type)
 
 
+class HostGpu(NamedTuple):
+    """An NVIDIA GPU on this host, as Nova's vGPU code can use it."""
+
+    address: str
+    sriov: bool                 # vGPUs live on its virtual functions
+    virtual_functions: Tuple[str, ...] = ()
+
+
 class HostMappings(NamedTuple):
     """The part of the mappings this host can use, and why not the rest."""
 
     mappings: Mappings
     absent: List[str]      # configured addresses that are no GPU here
     problems: List[str]    # configured but impossible on this host
+    waiting: List[str] = []  # SR-IOV GPUs whose VFs are not enabled yet
+    # type -> the SR-IOV GPUs it landed on (for max_instances)
+    sriov_gpus: Dict[str, List[str]] = {}
 
 
-def for_host(mappings: Mappings, gpu_addresses: Iterable[str],
+def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
              offered: Optional[Dict[str, Set[str]]]) -> HostMappings:
     """Keep the addresses that are NVIDIA GPUs (or their VFs) here.
 
     One application config serves hosts with different GPUs, so an
     address that is not a GPU on this host is left out and reported, not
-    refused. Where the driver is loaded (offered is not None), a type the
-    GPU does not offer is a problem: Nova could never create it there.
+    refused. On SR-IOV GPUs (Ampere and later) vGPUs live on the virtual
+    functions: the GPU's own address stands for all of its enabled VFs.
+    Where the driver is loaded (offered is not None), a type the device
+    does not offer is a problem: Nova could never create it there.
     """
-    present = set(gpu_addresses)
+    by_address = {gpu.address: gpu for gpu in gpus}
+    parent = {vf: gpu for gpu in by_address.values()
+              for vf in gpu.virtual_functions}
     kept: Mappings = {}
     absent: List[str] = []
     problems: List[str] = []
+    waiting: List[str] = []
+    sriov_gpus: Dict[str, List[str]] = {}
+    claimed: Dict[str, str] = {}
     for vgpu_type, addresses in mappings.items():
-        here = [address for address in addresses if address in present]
-        absent += [address for address in addresses if address not in present]
-        for address in here:
+        here: List[str] = []
+        for address in addresses:
+            gpu = by_address.get(address)
+            if gpu is not None and gpu.sriov:
+                if not gpu.virtual_functions:
+                    waiting.append(address)
+                devices = list(gpu.virtual_functions)
+                via = ' (through {})'.format(address)
+            elif gpu is not None or address in parent:
+                gpu = gpu or parent[address]
+                devices, via = [address], ''
+            else:
+                absent.append(address)
+                continue
+            if gpu.sriov:
+                sriov_gpus.setdefault(vgpu_type, [])
+                if gpu.address not in sriov_gpus[vgpu_type]:
+                    sriov_gpus[vgpu_type].append(gpu.address)
+            for device in devices:
+                if device in claimed and claimed[device] != vgpu_type:
+                    problems.append('{} is claimed by both {} and {}{}; a '
+                                    'device offers one type'.format(
+                                        device, claimed[device], vgpu_type,
+                                        via))
+                    continue
+                claimed[device] = vgpu_type
+                if device not in here:
+                    here.append(device)
+        for device in here:
             if offered is not None and vgpu_type not in offered.get(
-                    address, set()):
-                choices = ', '.join(sorted(offered.get(address, ()),
+                    device, set()):
+                choices = ', '.join(sorted(offered.get(device, ()),
                                            key=_type_key)) or 'none'
                 problems.append(
                     '{} is not offered by the GPU at {} (it offers: {}); '
                     'see the list-vgpu-types action'.format(
-                        vgpu_type, address, choices))
+                        vgpu_type, device, choices))
         if here:
-            kept[vgpu_type] = here
-    return HostMappings(kept, sorted(absent), problems)
+            kept[vgpu_type] = sorted(here)
+    return HostMappings(kept, sorted(absent), problems, sorted(set(waiting)),
+                        sriov_gpus)

@@ -21,19 +21,24 @@ class NovaOptions(NamedTuple):
 
     type_list_option: str            # [devices] enabled_*_types
     type_group_prefix: Optional[str]  # None: no per-type groups (< Ussuri)
+    max_instances: bool = False       # [mdev_<type>] max_instances (29+)
 
 
 QUEENS = NovaOptions('enabled_vgpu_types', None)
 USSURI = NovaOptions('enabled_vgpu_types', 'vgpu_')
 XENA = NovaOptions('enabled_mdev_types', 'mdev_')
+CARACAL = NovaOptions('enabled_mdev_types', 'mdev_', max_instances=True)
 
 
-def nova_sections(mappings: Mappings, options: NovaOptions) -> Sections:
+def nova_sections(mappings: Mappings, options: NovaOptions,
+                  max_instances: Optional[Dict[str, int]] = None
+                  ) -> Sections:
     """The nova.conf sections for these mappings; none for no mappings.
 
     Without per-type groups, Nova applies its one type to every GPU, so
     the addresses have nowhere to go (the caller has checked there is
-    only one type).
+    only one type). max_instances caps a type where Nova cannot count:
+    each SR-IOV VF reports one free instance whatever the GPU can host.
     """
     if not mappings:
         return {}
@@ -41,8 +46,11 @@ def nova_sections(mappings: Mappings, options: NovaOptions) -> Sections:
         'devices': [[options.type_list_option, ', '.join(mappings)]]}
     if options.type_group_prefix:
         for vgpu_type, addresses in mappings.items():
-            sections[options.type_group_prefix + vgpu_type] = [
-                ['device_addresses', ','.join(addresses)]]
+            group = [['device_addresses', ','.join(addresses)]]
+            if options.max_instances and vgpu_type in (max_instances or {}):
+                group.append(['max_instances',
+                              str(max_instances[vgpu_type])])
+            sections[options.type_group_prefix + vgpu_type] = group
     return sections
 
 

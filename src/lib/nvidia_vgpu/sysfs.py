@@ -24,6 +24,12 @@ def virtual_functions(addresses: Iterable[str]) -> Set[str]:
             if os.path.lexists(_device(address, 'physfn'))}
 
 
+def sriov_total_vfs(address: str) -> int:
+    """How many VFs the device supports; 0 for a GPU without SR-IOV."""
+    value = _read(_device(address, 'sriov_totalvfs'))
+    return int(value) if value and value.isdigit() else 0
+
+
 def sriov_virtual_functions(address: str) -> List[str]:
     """The enabled VFs of a physical function, in VF order (virtfn0...)."""
     directory = _device(address)

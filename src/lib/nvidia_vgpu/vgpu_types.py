@@ -47,6 +47,28 @@ def as_record(vgpu_type: VgpuType, gpu: str) -> Dict[str, object]:
     return record
 
 
+def gpu_records(gpu: str, per_vf: List[List[VgpuType]]
+                ) -> List[Dict[str, object]]:
+    """One record per type for an SR-IOV GPU, its VFs taken together.
+
+    Operators map the GPU's address (the charm expands it to the VFs), so
+    that is what is listed: free instances summed over the VFs, and on
+    how many VFs the type is offered.
+    """
+    merged: Dict[str, Dict[str, object]] = {}
+    for vf_types in per_vf:
+        for found in vf_types:
+            record = merged.get(found.type_id)
+            if record is None:
+                record = as_record(found._replace(address=gpu), gpu)
+                record['available_instances'] = 0
+                record['vfs'] = 0
+                merged[found.type_id] = record
+            record['vfs'] += 1
+            record['available_instances'] += found.available_instances or 0
+    return [merged[type_id] for type_id in sorted(merged)]
+
+
 def table(records: Iterable[Dict[str, object]]) -> str:
     """One line per type: "nvidia-108, 0000:84:00.0, GRID V100-8Q, ..."
 
@@ -58,9 +80,17 @@ def table(records: Iterable[Dict[str, object]]) -> str:
         details = ', '.join('{}={}'.format(key, record[key])
                             for key in DESCRIPTION_FIELDS
                             if record.get(key) is not None)
+        available = ('?' if record['available_instances'] is None
+                     else record['available_instances'])
+        if 'vfs' in record:
+            available = '{} on {} VFs'.format(available, record['vfs'])
         lines.append('{}, {}, {}, {}, available={}'.format(
             record['type'], record['address'], record['name'],
-            details or 'no description',
-            '?' if record['available_instances'] is None
-            else record['available_instances']))
+            details or 'no description', available))
     return '\n'.join(lines)
+
+
+def max_instance(description: str) -> Optional[int]:
+    """How many vGPUs of a type one GPU can host, per its description."""
+    value = parse_description(description).get('max_instance', '')
+    return int(value) if value.isdigit() else None

@@ -17,7 +17,7 @@ import charms_openstack.charm
 
 from nvidia_vgpu import (
     dpkg, kernel, libvirt, mappings, nova_config, pci, releases, software,
-    sysfs, vgpu_types)
+    sriov, sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -69,6 +69,7 @@ class NovaVgpuConfig(NamedTuple):
     sections: Optional[nova_config.Sections]  # None: leave nova as it is
     problem: Optional[Tuple[str, str]]         # (workload status, message)
     absent: List[str]                          # configured, not GPUs here
+    waiting: List[str] = []                    # SR-IOV GPUs without VFs yet
 
 
 class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
@@ -156,6 +157,31 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             kv.set(PROBLEM_KEY, problem)
         else:
             kv.unset(PROBLEM_KEY)
+            self.ensure_sriov()
+
+    def ensure_sriov(self) -> None:
+        """On SR-IOV GPUs, have their VFs enabled at every boot, and now.
+
+        VFs vanish at each reboot; the boot unit recreates them after the
+        vGPU Manager and before nova-compute. Where the driver already
+        runs and a GPU has no VFs yet, the unit runs at once.
+        """
+        sriov_gpus = [gpu.address for gpu in self.gpus
+                      if sysfs.sriov_total_vfs(gpu.address) > 0]
+        if not sriov_gpus or self.installed_software is None:
+            return
+        systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
+        if kernel.nvidia_driver_version() is not None and any(
+                not sysfs.sriov_virtual_functions(address)
+                for address in sriov_gpus):
+            hookenv.log('Enabling SR-IOV VFs on {}'.format(
+                ', '.join(sriov_gpus)), level=hookenv.INFO)
+            systemd.run_unit(sriov.BOOT_UNIT)
+            self.__dict__.pop('nova_vgpu_config', None)
+
+    def remove_boot_units(self) -> None:
+        """The charm is going: take its boot-time units with it."""
+        systemd.remove_unit(sriov.BOOT_UNIT)
 
     def _attached_resource(self) -> Optional[software.Resource]:
         path = hookenv.resource_get(software.RESOURCE)
@@ -198,21 +224,45 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """How many vGPU types this nova honours (None: no limit)."""
         return 1
 
-    @property
-    def gpu_addresses(self) -> List[str]:
-        """Addresses Nova may use here: GPUs and their enabled VFs."""
-        addresses = []
-        for gpu in self.gpus:
-            addresses.append(gpu.address)
-            addresses += sysfs.sriov_virtual_functions(gpu.address)
-        return addresses
+    def host_gpus(self) -> List[mappings.HostGpu]:
+        """This host's GPUs as Nova can use them, VFs read afresh."""
+        return [mappings.HostGpu(
+            gpu.address, sysfs.sriov_total_vfs(gpu.address) > 0,
+            tuple(sysfs.sriov_virtual_functions(gpu.address)))
+            for gpu in self.gpus]
 
-    def offered_vgpu_types(self) -> Optional[Dict[str, Set[str]]]:
-        """Types each GPU offers, once the driver runs (else None)."""
+    def offered_vgpu_types(self, gpus: List[mappings.HostGpu]
+                           ) -> Optional[Dict[str, Set[str]]]:
+        """Types each device offers, once the driver runs (else None)."""
         if kernel.nvidia_driver_version() is None:
             return None
-        return {address: sysfs.mdev_types(address)
-                for address in self.gpu_addresses}
+        devices = [address for gpu in gpus
+                   for address in (gpu.address,) + gpu.virtual_functions]
+        return {address: sysfs.mdev_types(address) for address in devices}
+
+    def max_instances(self, host: mappings.HostMappings,
+                      gpus: List[mappings.HostGpu]) -> Dict[str, int]:
+        """Per type on SR-IOV GPUs: what the GPUs can host in total.
+
+        Read from the type's description on each GPU's first VF; a type
+        whose capacity cannot be read gets no cap rather than a guess.
+        """
+        vfs = {gpu.address: gpu.virtual_functions for gpu in gpus}
+        caps = {}
+        for vgpu_type, gpu_addresses in host.sriov_gpus.items():
+            total = 0
+            for address in gpu_addresses:
+                described = [found for first in vfs.get(address, ())[:1]
+                             for found in sysfs.read_mdev_types(first)
+                             if found.type_id == vgpu_type]
+                per_gpu = (vgpu_types.max_instance(described[0].description)
+                           if described else None)
+                if per_gpu is None:
+                    break
+                total += per_gpu
+            else:
+                caps[vgpu_type] = total
+        return caps
 
     @functools.cached_property
     def nova_vgpu_config(self) -> NovaVgpuConfig:
@@ -230,8 +280,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return NovaVgpuConfig(None, (
                 'waiting', 'Waiting for nova-compute to install '
                 '{}'.format(NOVA_PACKAGE)), [])
-        host = mappings.for_host(wanted, self.gpu_addresses,
-                                 self.offered_vgpu_types())
+        gpus = self.host_gpus()
+        host = mappings.for_host(wanted, gpus, self.offered_vgpu_types(gpus))
         if host.problems:
             more = len(host.problems) - 1
             return NovaVgpuConfig(None, ('blocked', 'Invalid {}: {}{}'.format(
@@ -246,9 +296,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                                 self.single_type_reason,
                                 releases.upstream_version(nova_version))),
                 host.absent)
+        caps = (self.max_instances(host, gpus)
+                if self.nova_options.max_instances else None)
         return NovaVgpuConfig(
-            nova_config.nova_sections(host.mappings, self.nova_options),
-            None, host.absent)
+            nova_config.nova_sections(host.mappings, self.nova_options, caps),
+            None, host.absent, host.waiting)
 
     def publish_nova_config(self, endpoint) -> None:
         """Tell nova-compute what it needs, setting only what changed."""
@@ -297,9 +349,16 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         message = 'Unit is ready: ' + pci.describe_gpus(self.gpus)
         if not self.gpus:
             return 'active', message + ' on this host'
-        absent = self.nova_vgpu_config.absent
-        if absent:
-            message += '; not on this host: ' + ', '.join(absent)
+        config = self.nova_vgpu_config
+        if config.waiting:
+            return 'waiting', ('Waiting for SR-IOV VFs on {} (enabled once '
+                               'the NVIDIA driver runs)'.format(
+                                   ', '.join(config.waiting)))
+        vfs = sum(len(gpu.virtual_functions) for gpu in self.host_gpus())
+        if vfs:
+            message += '; {} SR-IOV VFs'.format(vfs)
+        if config.absent:
+            message += '; not on this host: ' + ', '.join(config.absent)
         return 'active', message
 
     # ---------------------------------------------------- pause, resume
@@ -360,10 +419,13 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                         installed.package, installed.version), 'types': []}
         records = []
         for gpu in gpus:
-            for address in [gpu.address] + sysfs.sriov_virtual_functions(
-                    gpu.address):
+            vfs = sysfs.sriov_virtual_functions(gpu.address)
+            if vfs:
+                records += vgpu_types.gpu_records(
+                    gpu.address, [sysfs.read_mdev_types(vf) for vf in vfs])
+            else:
                 records += [vgpu_types.as_record(found, gpu.address)
-                            for found in sysfs.read_mdev_types(address)]
+                            for found in sysfs.read_mdev_types(gpu.address)]
         output = vgpu_types.table(records) or (
             'The NVIDIA driver offers no vGPU types on {}.'.format(
                 ', '.join(gpu.address for gpu in gpus)))
@@ -402,3 +464,10 @@ class XenaNovaComputeNvidiaVgpuCharm(VictoriaNovaComputeNvidiaVgpuCharm):
 
     def vgpu_type_limit(self, nova_version: str) -> Optional[int]:
         return None
+
+
+class CaracalNovaComputeNvidiaVgpuCharm(XenaNovaComputeNvidiaVgpuCharm):
+    """Caracal and later: max_instances caps types on SR-IOV GPUs."""
+
+    release = 'caracal'
+    nova_options = nova_config.CARACAL

@@ -1,0 +1,53 @@
+"""systemd units the charm owns on the host (/etc/systemd/system)."""
+import os
+import subprocess
+
+from nvidia_vgpu.hostfs import host_path
+
+UNIT_DIR = '/etc/systemd/system'
+
+
+def _unit_path(name: str) -> str:
+    return host_path(os.path.join(UNIT_DIR, name))
+
+
+def _systemctl(*args: str) -> None:
+    subprocess.run(('systemctl',) + args, check=True, capture_output=True)
+
+
+def install_unit(name: str, text: str) -> bool:
+    """Write, reload and enable a unit; True if it was new or changed.
+
+    Nothing runs when the file already says exactly this, so every hook
+    can call it.
+    """
+    path = _unit_path(name)
+    try:
+        with open(path) as stream:
+            if stream.read() == text:
+                return False
+    except FileNotFoundError:
+        pass
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as stream:
+        stream.write(text)
+    _systemctl('daemon-reload')
+    _systemctl('enable', name)
+    return True
+
+
+def run_unit(name: str) -> None:
+    """Run a oneshot unit now, even if it already ran since boot."""
+    _systemctl('restart', name)
+
+
+def remove_unit(name: str) -> bool:
+    """Disable and delete a unit the charm installed; True if it was
+    there."""
+    path = _unit_path(name)
+    if not os.path.exists(path):
+        return False
+    _systemctl('disable', name)
+    os.remove(path)
+    _systemctl('daemon-reload')
+    return True

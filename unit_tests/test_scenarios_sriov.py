@@ -1,0 +1,104 @@
+"""SR-IOV GPUs (scenarios/sriov/*.yaml): VFs enabled at every boot, the
+GPU's address standing for its VFs, max_instances from Caracal."""
+import json
+
+from simulation import scenario
+
+UNIT = '/etc/systemd/system/nvidia-vgpu-sriov.service'
+READY = 'Unit is ready: 1 NVIDIA GPU (A100 PCIe 80GB); 16 SR-IOV VFs'
+VFS = ['0000:41:00.{}'.format(f) for f in range(4, 8)] + [
+    '0000:41:01.{}'.format(f) for f in range(8)] + [
+    '0000:41:02.{}'.format(f) for f in range(4)]
+
+
+def sections(output):
+    blob = output['relations']['nova-vgpu:1']['subordinate_configuration']
+    return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
+
+
+def test_boot_unit_is_installed_with_the_software_and_enabled():
+    output = scenario('sriov/a100-yoga-vf-addresses.yaml')
+    install = output['steps'][0]
+    assert ['systemctl', 'enable', 'nvidia-vgpu-sriov.service'] in \
+        install['commands']
+    unit = output['files'][UNIT]
+    assert 'ExecStart=/usr/lib/nvidia/sriov-manage -e ALL' in unit
+    assert 'After=nvidia-vgpu-mgr.service' in unit
+    assert 'Before=nova-compute.service' in unit
+
+
+def test_vfs_are_enabled_at_boot_before_the_charm_runs():
+    output = scenario('sriov/a100-caracal.yaml')
+    reboot = output['steps'][4]
+    assert reboot['step'] == 'reboot'
+    assert reboot['commands'][:2] == [
+        ['systemctl', 'start', 'nvidia-vgpu-sriov'],
+        ['sriov-manage', '-e', 'ALL']]
+    assert reboot['status'] == {'workload': 'active', 'message': READY}
+
+
+def test_the_gpus_address_is_given_to_nova_as_its_vfs_with_a_cap():
+    output = scenario('sriov/a100-caracal.yaml')
+    reboot = output['steps'][4]
+    assert reboot['relation_sets'] == 1
+    # One A100 hosts at most 2 A100D-40C vGPUs, whatever its 16 VFs say.
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-697']],
+        'mdev_nvidia-697': [['device_addresses', ','.join(VFS)],
+                            ['max_instances', '2']]}
+
+
+def test_vfs_gone_at_reboot_come_back_and_nova_is_not_touched():
+    output = scenario('sriov/a100-caracal.yaml')
+    second = output['steps'][7]
+    assert second['step'] == 'reboot'
+    assert ['sriov-manage', '-e', 'ALL'] in second['commands']
+    assert second['relation_sets'] == 0
+    assert output['host']['vfs'] == {'0000:41:00.0': 16}
+
+
+def test_a_vf_claimed_through_its_gpu_and_by_address_is_refused():
+    output = scenario('sriov/a100-caracal.yaml')
+    refused = output['steps'][9]
+    assert refused['status'] == {
+        'workload': 'blocked',
+        'message': 'Invalid vgpu-device-mappings: 0000:41:00.5 is claimed '
+                   'by both nvidia-692 and nvidia-697 (through '
+                   '0000:41:00.0); a device offers one type'}
+    assert refused['relation_sets'] == 0
+
+
+def test_list_vgpu_types_groups_vfs_under_their_gpu():
+    output = scenario('sriov/a100-caracal.yaml')
+    lines = output['actions'][0]['results']['output'].splitlines()
+    assert lines == [
+        'nvidia-692, 0000:41:00.0, GRID A100D-4C, framebuffer=4096M, '
+        'max_instance=20, num_heads=1, max_resolution=4096x2160, '
+        'available=16 on 16 VFs',
+        'nvidia-697, 0000:41:00.0, GRID A100D-40C, framebuffer=40960M, '
+        'max_instance=2, num_heads=1, max_resolution=4096x2160, '
+        'available=16 on 16 VFs',
+        'nvidia-698, 0000:41:00.0, GRID A100D-80C, framebuffer=81920M, '
+        'max_instance=1, num_heads=1, max_resolution=4096x2160, '
+        'available=16 on 16 VFs']
+
+
+def test_stop_takes_the_boot_unit_away():
+    output = scenario('sriov/a100-caracal.yaml')
+    stop = output['steps'][-1]
+    assert stop['step'] == 'stop'
+    assert [argv for argv in stop['commands']
+            if argv[0] == 'systemctl' and argv[1] != 'is-active'] == [
+        ['systemctl', 'disable', 'nvidia-vgpu-sriov.service'],
+        ['systemctl', 'daemon-reload']]
+    assert UNIT not in output['files']
+
+
+def test_before_caracal_vf_addresses_without_caps():
+    output = scenario('sriov/a100-yoga-vf-addresses.yaml')
+    assert output['status'] == {'workload': 'active', 'message': READY}
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-692, nvidia-698']],
+        'mdev_nvidia-692': [['device_addresses',
+                             '0000:41:00.4,0000:41:00.5']],
+        'mdev_nvidia-698': [['device_addresses', '0000:41:00.6']]}
