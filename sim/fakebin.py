@@ -562,13 +562,25 @@ def _unit_file(name):
 
 
 def exec_start(name):
-    """argv of a charm-installed unit's ExecStart, as a fake command."""
+    """(argv, environment) of a charm-installed unit's ExecStart: a fake
+    command by its name, or the charm's own Python module run by the
+    simulator's interpreter against the sandbox host."""
+    argv, environment = None, {}
     with open(_unit_file(name)) as stream:
         for line in stream:
+            if line.startswith('Environment='):
+                key, _, value = line.strip()[len('Environment='):].partition(
+                    '=')
+                environment[key] = value
             if line.startswith('ExecStart='):
                 argv = line[len('ExecStart='):].split()
-                return [os.path.basename(argv[0])] + argv[1:]
-    raise Exit(1, 'unit {} has no ExecStart\n'.format(name))
+    if argv is None:
+        raise Exit(1, 'unit {} has no ExecStart\n'.format(name))
+    if os.path.basename(argv[0]).startswith('python3'):
+        record('host', ['python3'] + argv[1:])
+        environment['NVIDIA_VGPU_HOST_ROOT'] = HOST_ROOT
+        return [os.environ['SIM_PYTHON']] + argv[1:], environment
+    return [os.path.basename(argv[0])] + argv[1:], environment
 
 
 def cmd_sriov_manage(state, argv):
@@ -670,9 +682,11 @@ def main(argv):
     except Exit as stop:
         sys.stderr.write(stop.message)
         return stop.code
-    for command in AFTER_STATE:
-        done = subprocess.run([os.path.join(os.path.dirname(
-            os.path.abspath(argv[0])), command[0])] + command[1:])
+    for command, environment in AFTER_STATE:
+        if not os.path.isabs(command[0]):
+            command = [os.path.join(os.path.dirname(
+                os.path.abspath(argv[0])), command[0])] + command[1:]
+        done = subprocess.run(command, env=dict(os.environ, **environment))
         if done.returncode:
             return done.returncode
     return 0

@@ -273,6 +273,7 @@ class Simulation:
             'SIM_SITE_PACKAGES': os.pathsep.join(site.getsitepackages()),
             'SIM_HOST_ROOT': self.host_root,
             'SIM_REPO': self.repo_root,
+            'SIM_PYTHON': sys.executable,
             'SIM_SERIES': self.scenario.get('host', {}).get('series',
                                                             'jammy'),
             'NVIDIA_VGPU_HOST_ROOT': self.host_root,
@@ -401,11 +402,51 @@ class Simulation:
             service['active'] = starts
         self._save(state)
         self._refresh_host(state)
-        # Units the charm installed run after the packaged services.
-        for name in boot_units:
+        # Units the charm installed run after the packaged services, in
+        # the order their After= lines give.
+        for name in self._boot_order(boot_units):
             self._execute([os.path.join(self.bin_dir, 'systemctl'), 'start',
                            name], 'boot unit ' + name, {})
+        self._collect_created_mdevs()
         return [self.run_hook('start')]
+
+    def _boot_order(self, units: List[str]) -> List[str]:
+        """Units sorted so each comes after those its After= names."""
+        after = {}
+        for name in units:
+            path = os.path.join(self.host_root, 'etc', 'systemd', 'system',
+                                name + '.service')
+            with open(path) as stream:
+                words = [word[:-len('.service')] for line in stream
+                         if line.startswith('After=')
+                         for word in line[len('After='):].split()]
+            after[name] = [word for word in words if word in units]
+        ordered: List[str] = []
+        while len(ordered) < len(units):
+            ready = sorted(name for name in units if name not in ordered and
+                           all(dep in ordered for dep in after[name]))
+            ordered.append(ready[0] if ready else sorted(
+                set(units) - set(ordered))[0])
+        return ordered
+
+    def _collect_created_mdevs(self) -> None:
+        """vGPUs created by writing a UUID to a type's create file (as
+        the kernel would make them) join the host's mdevs."""
+        state = self._load()
+        created = []
+        mdev_bus = os.path.join(self.host_root, 'sys', 'class', 'mdev_bus')
+        for parent in sorted(os.listdir(mdev_bus)) if os.path.isdir(
+                mdev_bus) else []:
+            types_dir = os.path.join(mdev_bus, parent, 'mdev_supported_types')
+            for type_id in sorted(os.listdir(types_dir)):
+                with open(os.path.join(types_dir, type_id, 'create')) as f:
+                    for uuid in f.read().split():
+                        created.append({'uuid': uuid, 'parent': parent,
+                                        'type': type_id})
+        if created:
+            state['host']['mdevs'] += created
+            self._save(state)
+            self._refresh_host(state)
 
     def _nouveau_blacklisted(self) -> bool:
         directory = os.path.join(self.host_root, 'etc', 'modprobe.d')
