@@ -87,6 +87,7 @@ def test_the_hook_instance_is_chosen_through_the_selector(charm_module,
     ('3:25.2.1-0ubuntu2', 'XENA', None),
     ('3:28.0.1-0ubuntu1~cloud0', 'XENA', None),
     ('3:29.2.0-0ubuntu1', 'CARACAL', None),
+    ('3:30.0.0-0ubuntu1~cloud0', 'CARACAL', None),
     ('3:34.0.0-0ubuntu1', 'CARACAL', None),
     ('3:40.0.0-0ubuntu1', 'CARACAL', None),
 ])
@@ -103,4 +104,4 @@ def test_each_release_family_gets_its_nova_options(
 def test_releases_packages_map_names_every_release_family(charm_module):
     instance = charm_module.NovaComputeNvidiaVgpuCharm(config={})
     assert sorted(instance.releases_packages_map) == [
-        'caracal', 'queens', 'ussuri', 'victoria', 'xena']
+        'caracal', 'dalmatian', 'queens', 'ussuri', 'victoria', 'xena']

@@ -74,7 +74,10 @@ def test_install_then_reboot_then_ready():
     assert changing(steps[0]['commands']) == [
         ['apt-get', '--assume-yes',
          '--option=Dpkg::Options::=--force-confold', 'install', resource],
-        ['update-initramfs', '-u']]
+        ['update-initramfs', '-u'],
+        # yoga: the charm's boot unit that gives guests their vGPUs back.
+        ['systemctl', 'daemon-reload'],
+        ['systemctl', 'enable', 'nvidia-vgpu-restore-mdevs.service']]
     assert all(changing(s['commands']) == [] for s in steps[1:4])
     assert output['files'][BLACKLIST].splitlines()[-2:] == [
         'blacklist nouveau', 'options nouveau modeset=0']

@@ -31,9 +31,12 @@ def test_vfs_are_enabled_at_boot_before_the_charm_runs():
     output = scenario('sriov/a100-caracal.yaml')
     reboot = output['steps'][4]
     assert reboot['step'] == 'reboot'
-    assert reboot['commands'][:2] == [
+    # VFs first, then (before Dalmatian) the vGPU restore that needs them.
+    assert reboot['commands'][:4] == [
         ['systemctl', 'start', 'nvidia-vgpu-sriov'],
-        ['sriov-manage', '-e', 'ALL']]
+        ['sriov-manage', '-e', 'ALL'],
+        ['systemctl', 'start', 'nvidia-vgpu-restore-mdevs'],
+        ['python3', '-m', 'nvidia_vgpu.restore']]
     assert reboot['status'] == {'workload': 'active', 'message': READY}
 
 
@@ -90,6 +93,8 @@ def test_stop_takes_the_boot_unit_away():
     assert [argv for argv in stop['commands']
             if argv[0] == 'systemctl' and argv[1] != 'is-active'] == [
         ['systemctl', 'disable', 'nvidia-vgpu-sriov.service'],
+        ['systemctl', 'daemon-reload'],
+        ['systemctl', 'disable', 'nvidia-vgpu-restore-mdevs.service'],
         ['systemctl', 'daemon-reload']]
     assert UNIT not in output['files']
 

@@ -44,3 +44,13 @@ def remove_boot_units():
     """The unit is going away: leave no boot-time unit of ours behind."""
     with charm.provide_charm_instance() as instance:
         instance.remove_boot_units()
+    reactive.set_flag('nova-compute-nvidia-vgpu.stopping')
+
+
+@reactive.when('charm.installed')
+@reactive.when_not('nova-compute-nvidia-vgpu.stopping')
+def keep_vgpus_across_reboots():
+    """Keep what the next boot needs to give guests their vGPUs back."""
+    with charm.provide_charm_instance() as instance:
+        instance.keep_vgpus_across_reboots(
+            periodic=reactive.is_flag_set('is-update-status-hook'))

@@ -1,7 +1,7 @@
 """The host's package manager: installed packages, .deb files, apt-get."""
 import os
 import subprocess
-from typing import NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 APT_ENV = {'DEBIAN_FRONTEND': 'noninteractive'}
 SYSTEMD_UNIT_DIRS = ('/lib/systemd/system/', '/usr/lib/systemd/system/')
@@ -59,9 +59,18 @@ def read_deb(path: str) -> Optional[DebInfo]:
 def install_local_deb(path: str) -> Optional[str]:
     """Install a .deb with apt, so its dependencies (dkms, headers) come
     from the archive. Returns None on success, else apt's reason."""
+    return install_packages([path])
+
+
+def install_packages(packages: List[str]) -> Optional[str]:
+    """apt-get install; None on success, else apt's reason in one line.
+
+    Unlike charmhelpers' apt_install, it neither retries for minutes nor
+    loses apt's message: the caller shows it in the unit's status.
+    """
     done = subprocess.run(
         ['apt-get', '--assume-yes',
-         '--option=Dpkg::Options::=--force-confold', 'install', path],
+         '--option=Dpkg::Options::=--force-confold', 'install'] + packages,
         capture_output=True, text=True, env=dict(os.environ, **APT_ENV))
     if done.returncode == 0:
         return None

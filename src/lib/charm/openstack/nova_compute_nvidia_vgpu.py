@@ -16,8 +16,8 @@ import charms.reactive as reactive
 import charms_openstack.charm
 
 from nvidia_vgpu import (
-    dpkg, kernel, libvirt, mappings, nova_config, pci, releases, software,
-    sriov, sysfs, systemd, vgpu_types)
+    dpkg, kernel, libvirt, mappings, nova_config, pci, releases, restore,
+    software, sriov, sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -25,6 +25,7 @@ SHA256_OPTION = 'nvidia-vgpu-software-sha256'
 INSTALLED_KEY = 'nvidia-vgpu.installed'
 PROBLEM_KEY = 'nvidia-vgpu.software-problem'
 RELATION = 'nova-vgpu'
+MDEVCTL = 'mdevctl'
 INTEGRATE_COMMAND = ('juju integrate nova-compute-nvidia-vgpu:nova-vgpu '
                      'nova-compute:nova-vgpu')
 
@@ -70,6 +71,7 @@ class NovaVgpuConfig(NamedTuple):
     problem: Optional[Tuple[str, str]]         # (workload status, message)
     absent: List[str]                          # configured, not GPUs here
     waiting: List[str] = []                    # SR-IOV GPUs without VFs yet
+    host_mappings: Optional[Dict[str, List[str]]] = None  # expanded
 
 
 class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
@@ -182,6 +184,44 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     def remove_boot_units(self) -> None:
         """The charm is going: take its boot-time units with it."""
         systemd.remove_unit(sriov.BOOT_UNIT)
+        systemd.remove_unit(restore.UNIT)
+
+    def restore_unit_text(self) -> str:
+        """The boot unit that recreates guests' vGPUs (restore.py)."""
+        return (
+            '# Installed by the nova-compute-nvidia-vgpu charm; removed with '
+            'it.\n'
+            '[Unit]\n'
+            'Description=Recreate existing guests\' vGPUs after a reboot\n'
+            'After=nvidia-vgpu-mgr.service {}\n'
+            'Before=nova-compute.service\n'
+            '\n'
+            '[Service]\n'
+            'Type=oneshot\n'
+            'RemainAfterExit=yes\n'
+            'Environment=PYTHONPATH={}\n'
+            'ExecStart=/usr/bin/python3 -m nvidia_vgpu.restore\n'
+            '\n'
+            '[Install]\n'
+            'WantedBy=multi-user.target\n').format(
+                sriov.BOOT_UNIT, os.path.join(hookenv.charm_dir(), 'lib'))
+
+    def keep_vgpus_across_reboots(self, periodic: bool = False) -> None:
+        """Before Dalmatian: the charm recreates guests' vGPUs at boot.
+
+        Keeps the boot unit, this host's mappings (so a config change
+        reaches the next boot) and where each vGPU lives now. In
+        update-status (periodic) only the inventory is refreshed.
+        """
+        if not self.gpus or self.installed_software is None:
+            return
+        restore.record_inventory()
+        if periodic:
+            return
+        systemd.install_unit(restore.UNIT, self.restore_unit_text())
+        host_mappings = self.nova_vgpu_config.host_mappings
+        if host_mappings is not None:
+            restore.save_json(restore.MAPPINGS, host_mappings)
 
     def _attached_resource(self) -> Optional[software.Resource]:
         path = hookenv.resource_get(software.RESOURCE)
@@ -300,7 +340,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 if self.nova_options.max_instances else None)
         return NovaVgpuConfig(
             nova_config.nova_sections(host.mappings, self.nova_options, caps),
-            None, host.absent, host.waiting)
+            None, host.absent, host.waiting, host.mappings)
 
     def publish_nova_config(self, endpoint) -> None:
         """Tell nova-compute what it needs, setting only what changed."""
@@ -471,3 +511,23 @@ class CaracalNovaComputeNvidiaVgpuCharm(XenaNovaComputeNvidiaVgpuCharm):
 
     release = 'caracal'
     nova_options = nova_config.CARACAL
+
+
+class DalmatianNovaComputeNvidiaVgpuCharm(CaracalNovaComputeNvidiaVgpuCharm):
+    """Dalmatian and later: Nova persists vGPUs through libvirt itself,
+    which needs mdevctl on the host (instances fail to start without it).
+    """
+
+    release = 'dalmatian'
+
+    def keep_vgpus_across_reboots(self, periodic: bool = False) -> None:
+        if periodic or not self.gpus or self.installed_software is None:
+            return
+        # Nova does it now; a unit left by an earlier release must go.
+        systemd.remove_unit(restore.UNIT)
+        if dpkg.installed_version(MDEVCTL) is None:
+            failure = dpkg.install_packages([MDEVCTL])
+            if failure:
+                unitdata.kv().set(PROBLEM_KEY, (
+                    'apt-get could not install {} (Nova needs it to keep '
+                    'vGPUs across reboots): {}'.format(MDEVCTL, failure)))

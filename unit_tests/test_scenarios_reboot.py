@@ -1,0 +1,54 @@
+"""Guests' vGPUs across a reboot (scenarios/reboot/*.yaml)."""
+import json
+
+from simulation import scenario
+
+UNIT = '/etc/systemd/system/nvidia-vgpu-restore-mdevs.service'
+MAPPINGS = '/var/lib/nova-compute-nvidia-vgpu/mappings.json'
+INVENTORY = '/var/lib/nova-compute-nvidia-vgpu/mdevs.json'
+MDEVS = [
+    {'parent': '0000:84:00.0', 'type': 'nvidia-108',
+     'uuid': '4b20d080-1b54-4048-85b3-a6a62d165c01'},
+    {'parent': '0000:85:00.0', 'type': 'nvidia-105',
+     'uuid': '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b'}]
+
+
+def test_before_dalmatian_a_boot_unit_restores_guests_vgpus():
+    output = scenario('reboot/restore-before-dalmatian.yaml')
+    unit = output['files'][UNIT]
+    assert 'ExecStart=/usr/bin/python3 -m nvidia_vgpu.restore' in unit
+    assert 'Before=nova-compute.service' in unit
+    assert 'After=nvidia-vgpu-mgr.service nvidia-vgpu-sriov.service' in unit
+    reboot = output['steps'][5]
+    assert reboot['step'] == 'reboot'
+    assert reboot['commands'][:2] == [
+        ['systemctl', 'start', 'nvidia-vgpu-restore-mdevs'],
+        ['python3', '-m', 'nvidia_vgpu.restore']]
+    assert output['host']['mdevs'] == MDEVS
+    assert reboot['status']['workload'] == 'active'
+
+
+def test_the_charm_records_where_each_vgpu_lives():
+    output = scenario('reboot/restore-before-dalmatian.yaml')
+    assert json.loads(output['files'][INVENTORY]) == {
+        mdev['uuid']: [mdev['parent'], mdev['type']] for mdev in MDEVS}
+
+
+def test_a_config_change_reaches_the_boot_time_restore():
+    output = scenario('reboot/restore-before-dalmatian.yaml')
+    assert json.loads(output['files'][MAPPINGS]) == {
+        'nvidia-108': ['0000:84:00.0', '0000:85:00.0']}
+
+
+def test_from_dalmatian_mdevctl_instead_of_a_boot_unit():
+    output = scenario('reboot/mdevctl-from-dalmatian.yaml')
+    assert ['apt-get', '--assume-yes',
+            '--option=Dpkg::Options::=--force-confold', 'install',
+            'mdevctl'] in output['steps'][0]['commands']
+    assert 'mdevctl' in output['host']['packages']
+    assert UNIT not in output['files']
+    # Nova brings the vGPUs back itself; the charm creates none.
+    assert output['host']['mdevs'] == []
+    installs = [argv for step in output['steps'][1:]
+                for argv in step['commands'] if argv[0] == 'apt-get']
+    assert installs == []
