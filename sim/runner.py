@@ -600,12 +600,28 @@ class Simulation:
                 'mdevs': host['mdevs'],
                 'reboots': host['reboots'],
                 'reboot_requested': host['reboot_requested'],
+                'vf_vgpu_types': self._vf_vgpu_types(),
                 'resources_sha256': {
                     name: _sha256(path) for name, path in
                     sorted(state['resources'].items()) if path},
             },
         }
         return _scrub(output, [(self.host_root, ''), (self.work, '<sim>')])
+
+    def _vf_vgpu_types(self) -> Dict[str, str]:
+        """VFs given a vGPU type (vendor-specific VFIO), as sysfs says."""
+        devices = os.path.join(self.host_root, 'sys', 'bus', 'pci',
+                               'devices')
+        types = {}
+        for address in sorted(os.listdir(devices)):
+            path = os.path.join(devices, address, 'nvidia',
+                                'current_vgpu_type')
+            if os.path.exists(path):
+                with open(path) as stream:
+                    value = stream.read().strip()
+                if value != '0':
+                    types[address] = value
+        return types
 
     def cleanup(self) -> None:
         shutil.rmtree(self.work, ignore_errors=True)
