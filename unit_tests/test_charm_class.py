@@ -88,8 +88,9 @@ def test_the_hook_instance_is_chosen_through_the_selector(charm_module,
     ('3:28.0.1-0ubuntu1~cloud0', 'XENA', None),
     ('3:29.2.0-0ubuntu1', 'CARACAL', None),
     ('3:30.0.0-0ubuntu1~cloud0', 'CARACAL', None),
-    ('3:34.0.0-0ubuntu1', 'CARACAL', None),
-    ('3:40.0.0-0ubuntu1', 'CARACAL', None),
+    ('3:31.0.0-0ubuntu1~cloud0', 'EPOXY', None),
+    ('3:34.0.0-0ubuntu1', 'EPOXY', None),
+    ('3:40.0.0-0ubuntu1', 'EPOXY', None),
 ])
 def test_each_release_family_gets_its_nova_options(
         charm_module, fake_commands, version, options, limit):
@@ -104,4 +105,5 @@ def test_each_release_family_gets_its_nova_options(
 def test_releases_packages_map_names_every_release_family(charm_module):
     instance = charm_module.NovaComputeNvidiaVgpuCharm(config={})
     assert sorted(instance.releases_packages_map) == [
-        'caracal', 'dalmatian', 'queens', 'ussuri', 'victoria', 'xena']
+        'caracal', 'dalmatian', 'epoxy', 'queens', 'ussuri', 'victoria',
+        'xena']

@@ -130,3 +130,26 @@ def test_before_caracal_no_max_instances_is_written():
         {'nvidia-697': 2})
     assert sections['mdev_nvidia-697'] == [
         ['device_addresses', '0000:41:00.4']]
+
+
+def test_pci_passthrough_entries_for_typed_vfs(fake_commands):
+    entries = nova_config.pci_passthrough_section({
+        'nvidia-1148': [('0000:41:00.4', '26b9'), ('0000:41:00.5', '26b9')]})
+    context = consume(fake_commands, publish({'pci': entries}))
+    text = jinja2.Template(SECTION_EPHEMERAL).render(**context)
+    # device_spec is a multi-valued option: one line per VF, all in [pci].
+    assert text.splitlines()[:5] == [
+        '[pci]',
+        'device_spec = {"address": "0000:41:00.4", "managed": "no", '
+        '"product_id": "26b9", "resource_class": "CUSTOM_NVIDIA_1148", '
+        '"vendor_id": "10de"}',
+        'device_spec = {"address": "0000:41:00.5", "managed": "no", '
+        '"product_id": "26b9", "resource_class": "CUSTOM_NVIDIA_1148", '
+        '"vendor_id": "10de"}',
+        'alias = {"device_type": "type-VF", "name": "nvidia-1148", '
+        '"resource_class": "CUSTOM_NVIDIA_1148"}',
+        'report_in_placement = True']
+
+
+def test_no_typed_vfs_no_pci_entries():
+    assert nova_config.pci_passthrough_section({}) == []

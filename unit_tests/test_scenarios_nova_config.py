@@ -80,7 +80,8 @@ def test_services_and_package_map_go_to_the_principal():
     assert json.loads(data['services']) == ['nvidia-vgpu-mgr',
                                             'nvidia-vgpud']
     assert sorted(json.loads(data['releases-packages-map'])) == [
-        'caracal', 'dalmatian', 'queens', 'ussuri', 'victoria', 'xena']
+        'caracal', 'dalmatian', 'epoxy', 'queens', 'ussuri', 'victoria',
+        'xena']
     for value in data.values():
         assert value == json.dumps(json.loads(value), sort_keys=True,
                                    separators=(',', ':'))

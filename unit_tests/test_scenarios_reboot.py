@@ -6,6 +6,7 @@ from simulation import scenario
 UNIT = '/etc/systemd/system/nvidia-vgpu-restore-mdevs.service'
 MAPPINGS = '/var/lib/nova-compute-nvidia-vgpu/mappings.json'
 INVENTORY = '/var/lib/nova-compute-nvidia-vgpu/mdevs.json'
+SETTINGS = '/var/lib/nova-compute-nvidia-vgpu/boot.json'
 MDEVS = [
     {'parent': '0000:84:00.0', 'type': 'nvidia-108',
      'uuid': '4b20d080-1b54-4048-85b3-a6a62d165c01'},
@@ -40,13 +41,17 @@ def test_a_config_change_reaches_the_boot_time_restore():
         'nvidia-108': ['0000:84:00.0', '0000:85:00.0']}
 
 
-def test_from_dalmatian_mdevctl_instead_of_a_boot_unit():
+def test_from_dalmatian_mdevctl_and_no_vgpu_recreation_by_the_charm():
     output = scenario('reboot/mdevctl-from-dalmatian.yaml')
     assert ['apt-get', '--assume-yes',
             '--option=Dpkg::Options::=--force-confold', 'install',
             'mdevctl'] in output['steps'][0]['commands']
     assert 'mdevctl' in output['host']['packages']
-    assert UNIT not in output['files']
+    # The boot unit stays for VF types; it is told not to touch vGPUs,
+    # and no inventory is kept.
+    assert json.loads(output['files'][SETTINGS]) == {
+        'restore_mdevs': False, 'vf_vgpu_types': {}}
+    assert INVENTORY not in output['files']
     # Nova brings the vGPUs back itself; the charm creates none.
     assert output['host']['mdevs'] == []
     installs = [argv for step in output['steps'][1:]

@@ -130,3 +130,21 @@ def test_sriov_capability_is_read_from_sysfs(host_root):
     assert len(vfs) == 10
     # virtfn10 sorts after virtfn9, not after virtfn1.
     assert vfs[-2:] == ['0000:41:01.4', '0000:41:01.5']
+
+
+def test_vendor_vfio_type_table_and_setting_a_vfs_type(host_root):
+    l40s = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '26b9',
+            'class': '030200', 'sriov': {'total_vfs': 2, 'vf_vgpu_types': {
+                1145: 'NVIDIA L40S-1B', 1148: 'NVIDIA L40S-2Q'}}}
+    simhost.generate_sysfs(host_root, [l40s], {
+        'nvidia_loaded': True, 'vfs': {'0000:41:00.0': 2}})
+    assert sysfs.creatable_vgpu_types('0000:41:00.4') == {
+        1145: 'NVIDIA L40S-1B', 1148: 'NVIDIA L40S-2Q'}
+    assert sysfs.creatable_vgpu_types('0000:41:00.0') is None
+    assert sysfs.device_id('0000:41:00.4') == '26b9'
+    from nvidia_vgpu import restore
+    assert restore.apply_vf_types({'0000:41:00.4': 1148}) == [
+        '0000:41:00.4']
+    assert restore.apply_vf_types({'0000:41:00.4': 1148}) == []
+    assert not os.path.exists(os.path.join(
+        host_root, 'sys', 'class', 'mdev_bus'))

@@ -167,6 +167,8 @@ class HostGpu(NamedTuple):
     address: str
     sriov: bool                 # vGPUs live on its virtual functions
     virtual_functions: Tuple[str, ...] = ()
+    # NVIDIA's vendor-specific VFIO driver: no mdev, VFs are given a type
+    vendor_vfio: bool = False
 
 
 class HostMappings(NamedTuple):

@@ -4,7 +4,8 @@ The charm class for the installed OpenStack release says which names
 apply (NovaOptions); these functions only turn validated mappings into
 the sections nova-compute renders, and the JSON the principal reads.
 """
-from typing import Dict, List, NamedTuple, Optional
+import json
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from nvidia_vgpu.mappings import Mappings
 
@@ -22,12 +23,16 @@ class NovaOptions(NamedTuple):
     type_list_option: str            # [devices] enabled_*_types
     type_group_prefix: Optional[str]  # None: no per-type groups (< Ussuri)
     max_instances: bool = False       # [mdev_<type>] max_instances (29+)
+    # PCI passthrough of pre-typed VFs (vendor-specific VFIO, 31+)
+    managed_no_vfs: bool = False
 
 
 QUEENS = NovaOptions('enabled_vgpu_types', None)
 USSURI = NovaOptions('enabled_vgpu_types', 'vgpu_')
 XENA = NovaOptions('enabled_mdev_types', 'mdev_')
 CARACAL = NovaOptions('enabled_mdev_types', 'mdev_', max_instances=True)
+EPOXY = NovaOptions('enabled_mdev_types', 'mdev_', max_instances=True,
+                    managed_no_vfs=True)
 
 
 def nova_sections(mappings: Mappings, options: NovaOptions,
@@ -61,3 +66,36 @@ def subordinate_configuration(sections: Sections) -> Dict[str, dict]:
     into nova.conf's template context.
     """
     return {NOVA_SERVICE: {NOVA_CONF: {'sections': sections}}}
+
+
+def resource_class(vgpu_type: str) -> str:
+    """Placement resource class for a vGPU type: nvidia-1148 ->
+    CUSTOM_NVIDIA_1148 (validated type names make this safe)."""
+    return 'CUSTOM_' + vgpu_type.upper().replace('-', '_')
+
+
+def pci_passthrough_section(vfs: Dict[str, List[Tuple[str, str]]]
+                            ) -> List[List[str]]:
+    """[pci] entries for VFs NVIDIA's vendor-specific VFIO driver typed.
+
+    vfs: vGPU type -> [(VF address, PCI device id)]. Each VF is offered
+    as-is (managed: no, Nova must not rebind it) under the type's
+    resource class, and an alias named after the type lets a flavor ask
+    for it (pci_passthrough:alias=nvidia-1148:1). Values are JSON built
+    from validated addresses and types only.
+    """
+    entries: List[List[str]] = []
+    for vgpu_type in vfs:
+        for address, product in vfs[vgpu_type]:
+            entries.append(['device_spec', json.dumps({
+                'vendor_id': '10de', 'product_id': product,
+                'address': address, 'resource_class':
+                resource_class(vgpu_type), 'managed': 'no'},
+                sort_keys=True)])
+    for vgpu_type in vfs:
+        entries.append(['alias', json.dumps({
+            'device_type': 'type-VF', 'name': vgpu_type,
+            'resource_class': resource_class(vgpu_type)}, sort_keys=True)])
+    if entries:
+        entries.append(['report_in_placement', 'True'])
+    return entries

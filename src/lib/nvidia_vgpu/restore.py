@@ -1,4 +1,7 @@
-"""Bring back existing guests' vGPUs at boot, before nova-compute starts.
+"""Give guests their vGPUs back at boot, before nova-compute starts.
+
+On NVIDIA's vendor-specific VFIO driver (no mdev), each VF's vGPU type is
+set again from what the charm wrote (types are lost at every reboot).
 
 Mediated devices vanish at every reboot. From Dalmatian on, Nova keeps
 them itself through libvirt and mdevctl; before that its own re-creation
@@ -21,6 +24,8 @@ from nvidia_vgpu.hostfs import host_path
 STATE_DIR = '/var/lib/nova-compute-nvidia-vgpu'
 INVENTORY = STATE_DIR + '/mdevs.json'
 MAPPINGS = STATE_DIR + '/mappings.json'
+# {"restore_mdevs": bool, "vf_vgpu_types": {VF address: type id}}
+SETTINGS = STATE_DIR + '/boot.json'
 UNIT = 'nvidia-vgpu-restore-mdevs.service'
 
 
@@ -90,7 +95,18 @@ def record_inventory() -> bool:
                                  for mdev in sysfs.mediated_devices()})
 
 
+def apply_vf_types(vf_types: Dict[str, int]) -> List[str]:
+    """Give each VF its vGPU type (vendor-specific VFIO); the changed."""
+    return [vf for vf, type_id in sorted(vf_types.items())
+            if sysfs.set_vgpu_type(vf, int(type_id))]
+
+
 def main() -> int:
+    settings = _load(SETTINGS)
+    for vf in apply_vf_types(settings.get('vf_vgpu_types', {})):
+        print('set the vGPU type of VF {}'.format(vf))
+    if not settings.get('restore_mdevs'):
+        return 0
     users = libvirt.mdev_users()
     existing = {mdev.uuid for mdev in sysfs.mediated_devices()}
     inventory = {uuid: tuple(place) for uuid, place in

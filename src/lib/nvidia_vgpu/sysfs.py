@@ -1,6 +1,6 @@
 """What the kernel says about PCI devices in sysfs (/sys/bus/pci)."""
 import os
-from typing import Iterable, List, NamedTuple, Optional, Set
+from typing import Dict, Iterable, List, NamedTuple, Optional, Set
 
 from nvidia_vgpu.hostfs import host_path
 from nvidia_vgpu.vgpu_types import VgpuType
@@ -108,3 +108,34 @@ def mediated_devices() -> List[Mdev]:
         mdevs.append(Mdev(uuid, os.path.basename(os.path.dirname(device)),
                           type_id))
     return mdevs
+
+
+def creatable_vgpu_types(address: str) -> Optional[Dict[int, str]]:
+    """On NVIDIA's vendor-specific VFIO driver (no mdev): the vGPU types
+    this VF can take, {type id: name}; None where the VF has no such
+    table (the mdev framework is in use, or no VF)."""
+    text = _read(_device(address, 'nvidia', 'creatable_vgpu_types'))
+    if text is None:
+        return None
+    types = {}
+    for line in text.splitlines():
+        number, colon, name = line.partition(':')
+        if colon and number.strip().isdigit():
+            types[int(number.strip())] = name.strip()
+    return types
+
+
+def set_vgpu_type(address: str, type_id: int) -> bool:
+    """Give a VF its vGPU type (vendor-specific VFIO); True if changed."""
+    path = _device(address, 'nvidia', 'current_vgpu_type')
+    if _read(path) == str(type_id):
+        return False
+    with open(path, 'w') as stream:
+        stream.write(str(type_id))
+    return True
+
+
+def device_id(address: str) -> str:
+    """The PCI device id of a function, e.g. 26b9 (as Nova wants it)."""
+    value = _read(_device(address, 'device')) or ''
+    return value.lower().replace('0x', '')

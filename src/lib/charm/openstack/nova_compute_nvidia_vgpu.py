@@ -72,6 +72,16 @@ class NovaVgpuConfig(NamedTuple):
     absent: List[str]                          # configured, not GPUs here
     waiting: List[str] = []                    # SR-IOV GPUs without VFs yet
     host_mappings: Optional[Dict[str, List[str]]] = None  # expanded
+    vf_types: Dict[str, List[str]] = {}  # vendor-VFIO: type -> its VFs
+
+
+def _split(host_mappings: Dict[str, List[str]], devices: Set[str],
+           inside: bool) -> Dict[str, List[str]]:
+    """The part of the mappings on (or off) these devices."""
+    split = {vgpu_type: [d for d in listed if (d in devices) == inside]
+             for vgpu_type, listed in host_mappings.items()}
+    return {vgpu_type: listed for vgpu_type, listed in split.items()
+            if listed}
 
 
 class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
@@ -206,22 +216,37 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             'WantedBy=multi-user.target\n').format(
                 sriov.BOOT_UNIT, os.path.join(hookenv.charm_dir(), 'lib'))
 
-    def keep_vgpus_across_reboots(self, periodic: bool = False) -> None:
-        """Before Dalmatian: the charm recreates guests' vGPUs at boot.
+    # Before Dalmatian Nova does not reliably recreate vGPUs at boot.
+    restores_mdevs = True
 
-        Keeps the boot unit, this host's mappings (so a config change
-        reaches the next boot) and where each vGPU lives now. In
-        update-status (periodic) only the inventory is refreshed.
+    def keep_vgpus_across_reboots(self, periodic: bool = False) -> None:
+        """Keep what the next boot needs to give guests their vGPUs back.
+
+        The boot unit (nvidia_vgpu.restore) sets VFs' vGPU types on the
+        vendor-specific VFIO driver and, before Dalmatian, recreates the
+        vGPUs guests use. It reads this host's expanded mappings (so a
+        config change reaches the next boot) and, before Dalmatian, where
+        each vGPU lives now. In update-status (periodic) only that
+        inventory is refreshed.
         """
         if not self.gpus or self.installed_software is None:
             return
-        restore.record_inventory()
+        if self.restores_mdevs:
+            restore.record_inventory()
         if periodic:
             return
         systemd.install_unit(restore.UNIT, self.restore_unit_text())
-        host_mappings = self.nova_vgpu_config.host_mappings
-        if host_mappings is not None:
-            restore.save_json(restore.MAPPINGS, host_mappings)
+        config = self.nova_vgpu_config
+        if config.host_mappings is None:
+            return
+        restore.save_json(restore.MAPPINGS, config.host_mappings)
+        vf_types = {vf: int(vgpu_type.rsplit('-', 1)[1])
+                    for vgpu_type, vfs in config.vf_types.items()
+                    for vf in vfs}
+        restore.save_json(restore.SETTINGS, {
+            'restore_mdevs': self.restores_mdevs, 'vf_vgpu_types': vf_types})
+        if kernel.nvidia_driver_version() is not None:
+            restore.apply_vf_types(vf_types)
 
     def _attached_resource(self) -> Optional[software.Resource]:
         path = hookenv.resource_get(software.RESOURCE)
@@ -265,20 +290,35 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         return 1
 
     def host_gpus(self) -> List[mappings.HostGpu]:
-        """This host's GPUs as Nova can use them, VFs read afresh."""
-        return [mappings.HostGpu(
-            gpu.address, sysfs.sriov_total_vfs(gpu.address) > 0,
-            tuple(sysfs.sriov_virtual_functions(gpu.address)))
-            for gpu in self.gpus]
+        """This host's GPUs as Nova can use them, VFs read afresh.
 
-    def offered_vgpu_types(self, gpus: List[mappings.HostGpu]
+        The driver mode is read from sysfs, not assumed from the Ubuntu
+        release: VFs with a creatable_vgpu_types table mean NVIDIA's
+        vendor-specific VFIO driver (no mdev).
+        """
+        gpus = []
+        for gpu in self.gpus:
+            vfs = tuple(sysfs.sriov_virtual_functions(gpu.address))
+            gpus.append(mappings.HostGpu(
+                gpu.address, sysfs.sriov_total_vfs(gpu.address) > 0, vfs,
+                bool(vfs) and sysfs.creatable_vgpu_types(vfs[0]) is not None))
+        return gpus
+
+    @staticmethod
+    def offered_vgpu_types(gpus: List[mappings.HostGpu]
                            ) -> Optional[Dict[str, Set[str]]]:
         """Types each device offers, once the driver runs (else None)."""
         if kernel.nvidia_driver_version() is None:
             return None
-        devices = [address for gpu in gpus
-                   for address in (gpu.address,) + gpu.virtual_functions]
-        return {address: sysfs.mdev_types(address) for address in devices}
+        offered = {}
+        for gpu in gpus:
+            for address in (gpu.address,) + gpu.virtual_functions:
+                table = (sysfs.creatable_vgpu_types(address)
+                         if gpu.vendor_vfio else None)
+                offered[address] = (
+                    {'nvidia-{}'.format(number) for number in table}
+                    if table is not None else sysfs.mdev_types(address))
+        return offered
 
     def max_instances(self, host: mappings.HostMappings,
                       gpus: List[mappings.HostGpu]) -> Dict[str, int]:
@@ -336,11 +376,31 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                                 self.single_type_reason,
                                 releases.upstream_version(nova_version))),
                 host.absent)
+        vfio_devices = {vf for gpu in gpus if gpu.vendor_vfio
+                        for vf in gpu.virtual_functions}
+        mdev_mappings = _split(host.mappings, vfio_devices, False)
+        vfio_mappings = _split(host.mappings, vfio_devices, True)
+        if vfio_mappings and not self.nova_options.managed_no_vfs:
+            gpus_named = sorted(gpu.address for gpu in gpus
+                                if gpu.vendor_vfio)
+            return NovaVgpuConfig(None, ('blocked', (
+                'GPUs at {} run NVIDIA\'s vendor-specific VFIO driver (no '
+                'mdev), which Nova supports from 2025.1 Epoxy; this host has '
+                'nova {}: upgrade OpenStack, or use a vGPU driver with mdev'
+                ).format(', '.join(gpus_named),
+                         releases.upstream_version(nova_version))),
+                host.absent)
         caps = (self.max_instances(host, gpus)
                 if self.nova_options.max_instances else None)
-        return NovaVgpuConfig(
-            nova_config.nova_sections(host.mappings, self.nova_options, caps),
-            None, host.absent, host.waiting, host.mappings)
+        sections = nova_config.nova_sections(mdev_mappings, self.nova_options,
+                                             caps)
+        pci_entries = nova_config.pci_passthrough_section({
+            vgpu_type: [(vf, sysfs.device_id(vf)) for vf in vfs]
+            for vgpu_type, vfs in vfio_mappings.items()})
+        if pci_entries:
+            sections['pci'] = pci_entries
+        return NovaVgpuConfig(sections, None, host.absent, host.waiting,
+                              host.mappings, vfio_mappings)
 
     def publish_nova_config(self, endpoint) -> None:
         """Tell nova-compute what it needs, setting only what changed."""
@@ -460,7 +520,14 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         records = []
         for gpu in gpus:
             vfs = sysfs.sriov_virtual_functions(gpu.address)
-            if vfs:
+            if vfs and sysfs.creatable_vgpu_types(vfs[0]) is not None:
+                records += vgpu_types.gpu_records(gpu.address, [
+                    [vgpu_types.VgpuType('nvidia-{}'.format(number), vf,
+                                         name, '', 1)
+                     for number, name in sorted(
+                         sysfs.creatable_vgpu_types(vf).items())]
+                    for vf in vfs])
+            elif vfs:
                 records += vgpu_types.gpu_records(
                     gpu.address, [sysfs.read_mdev_types(vf) for vf in vfs])
             else:
@@ -519,15 +586,24 @@ class DalmatianNovaComputeNvidiaVgpuCharm(CaracalNovaComputeNvidiaVgpuCharm):
     """
 
     release = 'dalmatian'
+    restores_mdevs = False
 
     def keep_vgpus_across_reboots(self, periodic: bool = False) -> None:
+        super().keep_vgpus_across_reboots(periodic)
         if periodic or not self.gpus or self.installed_software is None:
             return
-        # Nova does it now; a unit left by an earlier release must go.
-        systemd.remove_unit(restore.UNIT)
         if dpkg.installed_version(MDEVCTL) is None:
             failure = dpkg.install_packages([MDEVCTL])
             if failure:
                 unitdata.kv().set(PROBLEM_KEY, (
                     'apt-get could not install {} (Nova needs it to keep '
                     'vGPUs across reboots): {}'.format(MDEVCTL, failure)))
+
+
+class EpoxyNovaComputeNvidiaVgpuCharm(DalmatianNovaComputeNvidiaVgpuCharm):
+    """Epoxy and later: VFs typed by NVIDIA's vendor-specific VFIO driver
+    are offered through PCI passthrough ([pci] device_spec, managed: no).
+    """
+
+    release = 'epoxy'
+    nova_options = nova_config.EPOXY

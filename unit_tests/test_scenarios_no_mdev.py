@@ -1,0 +1,64 @@
+"""NVIDIA's vendor-specific VFIO driver (no mdev): scenarios/no-mdev/."""
+import json
+
+from simulation import scenario
+
+VFS = ['0000:41:00.4', '0000:41:00.5', '0000:41:00.6', '0000:41:00.7',
+       '0000:41:01.0', '0000:41:01.1', '0000:41:01.2', '0000:41:01.3']
+
+
+def pci_section(output):
+    blob = output['relations']['nova-vgpu:1']['subordinate_configuration']
+    return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
+
+
+def test_on_epoxy_typed_vfs_go_to_nova_through_pci_passthrough():
+    output = scenario('no-mdev/l40s-epoxy.yaml')
+    sections = pci_section(output)
+    assert list(sections) == ['pci']
+    specs = [json.loads(value) for key, value in sections['pci']
+             if key == 'device_spec']
+    assert specs == [{'address': vf, 'managed': 'no', 'product_id': '26b9',
+                      'resource_class': 'CUSTOM_NVIDIA_1148',
+                      'vendor_id': '10de'} for vf in VFS]
+    assert [json.loads(value) for key, value in sections['pci']
+            if key == 'alias'] == [{
+                'device_type': 'type-VF', 'name': 'nvidia-1148',
+                'resource_class': 'CUSTOM_NVIDIA_1148'}]
+    assert ['report_in_placement', 'True'] in sections['pci']
+    assert output['status']['workload'] == 'active'
+
+
+def test_each_vf_gets_its_type_again_at_every_boot():
+    output = scenario('no-mdev/l40s-epoxy.yaml')
+    assert output['host']['vf_vgpu_types'] == {vf: '1148' for vf in VFS}
+    second_reboot = output['steps'][-1]
+    assert second_reboot['commands'][:4] == [
+        ['systemctl', 'start', 'nvidia-vgpu-sriov'],
+        ['sriov-manage', '-e', 'ALL'],
+        ['systemctl', 'start', 'nvidia-vgpu-restore-mdevs'],
+        ['python3', '-m', 'nvidia_vgpu.restore']]
+    assert second_reboot['relation_sets'] == 0
+
+
+def test_list_vgpu_types_reads_the_vfs_type_tables():
+    output = scenario('no-mdev/l40s-epoxy.yaml')
+    assert output['actions'][0]['results']['output'].splitlines() == [
+        'nvidia-1145, 0000:41:00.0, NVIDIA L40S-1B, no description, '
+        'available=8 on 8 VFs',
+        'nvidia-1148, 0000:41:00.0, NVIDIA L40S-2Q, no description, '
+        'available=8 on 8 VFs',
+        'nvidia-1155, 0000:41:00.0, NVIDIA L40S-48Q, no description, '
+        'available=8 on 8 VFs']
+
+
+def test_before_epoxy_the_status_says_it_needs_a_newer_openstack():
+    output = scenario('no-mdev/l40s-caracal.yaml')
+    assert output['status'] == {
+        'workload': 'blocked',
+        'message': "GPUs at 0000:41:00.0 run NVIDIA's vendor-specific VFIO "
+                   'driver (no mdev), which Nova supports from 2025.1 '
+                   'Epoxy; this host has nova 29.2.0: upgrade OpenStack, or '
+                   'use a vGPU driver with mdev'}
+    assert pci_section(output) == {}
+    assert output['host']['vf_vgpu_types'] == {}
