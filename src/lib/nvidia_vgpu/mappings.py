@@ -23,6 +23,10 @@ MAX_NODES = 10000
 TYPE_NAME = re.compile(r'^nvidia-[1-9][0-9]{0,4}$')
 PCI_ADDRESS = re.compile(
     r'^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]$')
+# A GPU model instead of an address: vendor:device, optionally narrowed by
+# subsystem vendor:device, e.g. 10de:1db4 or 10de:1db4:10de:1214.
+SELECTOR = re.compile(r'^10de:[0-9a-f]{4}(?::[0-9a-f]{4}:[0-9a-f]{4})?$')
+ANY_SELECTOR = re.compile(r'^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){1,3}$')
 EXAMPLE = "{'nvidia-35': ['0000:84:00.0']}"
 
 Mappings = Dict[str, List[str]]
@@ -96,12 +100,19 @@ def _addresses(vgpu_type: str, node: yaml.Node, budget: _Budget
         budget.spend()
         address = _scalar(item, 'each PCI address of {}'.format(
             _shown(vgpu_type)))
-        if not PCI_ADDRESS.match(address):
+        address = address.lower()
+        if ANY_SELECTOR.match(address) and not SELECTOR.match(address):
+            raise MappingError(
+                '{} under {} is not a GPU selector: write an NVIDIA '
+                'vendor:device id, e.g. 10de:1db4, optionally with the '
+                'subsystem, e.g. 10de:1db4:10de:1214'.format(
+                    _shown(address), _shown(vgpu_type)))
+        if not (PCI_ADDRESS.match(address) or SELECTOR.match(address)):
             raise MappingError(
                 '{} under {} is not a full PCI address '
-                'domain:bus:device.function, e.g. 0000:84:00.0'.format(
+                'domain:bus:device.function, e.g. 0000:84:00.0, nor a GPU '
+                'selector such as 10de:1db4'.format(
                     _shown(address), _shown(vgpu_type)))
-        address = address.lower()
         if address not in addresses:
             addresses.append(address)
     return sorted(addresses)
@@ -145,6 +156,8 @@ def parse(text: str) -> Mappings:
                                'once'.format(_shown(vgpu_type)))
         addresses = _addresses(vgpu_type, value_node, budget)
         for address in addresses:
+            if SELECTOR.match(address):
+                continue  # checked against this host's GPUs, in for_host
             if address in owner:
                 raise MappingError(
                     '{} is listed under both {} and {}; a GPU offers one '
@@ -169,6 +182,11 @@ class HostGpu(NamedTuple):
     virtual_functions: Tuple[str, ...] = ()
     # NVIDIA's vendor-specific VFIO driver: no mdev, VFs are given a type
     vendor_vfio: bool = False
+    # "10de:1db4:10de:1214": what selectors match
+    ids: str = ''
+
+    def matches(self, selector: str) -> bool:
+        return self.ids == selector or self.ids.startswith(selector + ':')
 
 
 class HostMappings(NamedTuple):
@@ -180,6 +198,9 @@ class HostMappings(NamedTuple):
     waiting: List[str] = []  # SR-IOV GPUs whose VFs are not enabled yet
     # type -> the SR-IOV GPUs it landed on (for max_instances)
     sriov_gpus: Dict[str, List[str]] = {}
+    # type -> {selector: GPUs it matched here}; selectors matching none
+    selected: Dict[str, Dict[str, List[str]]] = {}
+    unmatched: List[str] = []
 
 
 def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
@@ -202,18 +223,36 @@ def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
     waiting: List[str] = []
     sriov_gpus: Dict[str, List[str]] = {}
     claimed: Dict[str, str] = {}
-    for vgpu_type, addresses in mappings.items():
+    selected: Dict[str, Dict[str, List[str]]] = {}
+    unmatched: List[str] = []
+    for vgpu_type, entries in mappings.items():
         here: List[str] = []
+        addresses: List[str] = []
+        reason: Dict[str, str] = {}
+        for entry in entries:
+            if not SELECTOR.match(entry):
+                addresses.append(entry)
+                continue
+            matched = [g.address for g in by_address.values()
+                       if g.matches(entry)]
+            selected.setdefault(vgpu_type, {})[entry] = matched
+            if not matched:
+                unmatched.append(entry)
+            for address in matched:
+                addresses.append(address)
+                reason[address] = entry
         for address in addresses:
             gpu = by_address.get(address)
+            through = (' (through {} matching {})'.format(
+                reason[address], address) if address in reason else '')
             if gpu is not None and gpu.sriov:
                 if not gpu.virtual_functions:
                     waiting.append(address)
                 devices = list(gpu.virtual_functions)
-                via = ' (through {})'.format(address)
+                via = through or ' (through {})'.format(address)
             elif gpu is not None or address in parent:
                 gpu = gpu or parent[address]
-                devices, via = [address], ''
+                devices, via = [address], through
             else:
                 absent.append(address)
                 continue
@@ -242,5 +281,6 @@ def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
                         vgpu_type, device, choices))
         if here:
             kept[vgpu_type] = sorted(here)
-    return HostMappings(kept, sorted(absent), problems, sorted(set(waiting)),
-                        sriov_gpus)
+    return HostMappings(kept, sorted(set(absent)), problems,
+                        sorted(set(waiting)), sriov_gpus, selected,
+                        sorted(set(unmatched)))

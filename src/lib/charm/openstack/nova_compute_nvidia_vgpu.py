@@ -72,6 +72,8 @@ class NovaVgpuConfig(NamedTuple):
     absent: List[str]                          # configured, not GPUs here
     waiting: List[str] = []                    # SR-IOV GPUs without VFs yet
     host_mappings: Optional[Dict[str, List[str]]] = None  # expanded
+    selected: Dict[str, Dict[str, List[str]]] = {}  # type -> selector -> GPUs
+    unmatched: List[str] = []  # selectors no GPU here matches
     vf_types: Dict[str, List[str]] = {}  # vendor-VFIO: type -> its VFs
 
 
@@ -301,7 +303,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             vfs = tuple(sysfs.sriov_virtual_functions(gpu.address))
             gpus.append(mappings.HostGpu(
                 gpu.address, sysfs.sriov_total_vfs(gpu.address) > 0, vfs,
-                bool(vfs) and sysfs.creatable_vgpu_types(vfs[0]) is not None))
+                bool(vfs) and sysfs.creatable_vgpu_types(vfs[0]) is not None,
+                ':'.join((gpu.vendor_id, gpu.device_id,
+                          gpu.subsystem_vendor_id or '0000',
+                          gpu.subsystem_device_id or '0000'))))
         return gpus
 
     @staticmethod
@@ -399,8 +404,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             for vgpu_type, vfs in vfio_mappings.items()})
         if pci_entries:
             sections['pci'] = pci_entries
-        return NovaVgpuConfig(sections, None, host.absent, host.waiting,
-                              host.mappings, vfio_mappings)
+        return NovaVgpuConfig(
+            sections, None, host.absent, waiting=host.waiting,
+            host_mappings=host.mappings, vf_types=vfio_mappings,
+            selected=host.selected, unmatched=host.unmatched)
 
     def publish_nova_config(self, endpoint) -> None:
         """Tell nova-compute what it needs, setting only what changed."""
@@ -457,6 +464,14 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         vfs = sum(len(gpu.virtual_functions) for gpu in self.host_gpus())
         if vfs:
             message += '; {} SR-IOV VFs'.format(vfs)
+        for vgpu_type, by_selector in config.selected.items():
+            for selector, gpus in by_selector.items():
+                if gpus:
+                    message += '; {} on {} GPU{} ({})'.format(
+                        vgpu_type, len(gpus), '' if len(gpus) == 1 else 's',
+                        selector)
+        if config.unmatched:
+            message += '; no GPU here matches ' + ', '.join(config.unmatched)
         if config.absent:
             message += '; not on this host: ' + ', '.join(config.absent)
         return 'active', message
