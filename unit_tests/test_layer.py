@@ -80,6 +80,8 @@ FROM_LAYERS = {'charmhelpers', 'charms', 'charms_openstack'}
 # This charm's own packages (src/lib, src/reactive, the interface layer).
 OWN = {'charm', 'nvidia_vgpu', 'reactive', 'relations'}
 DISTRIBUTION_IMPORTS = {'PyYAML': 'yaml'}
+# Narrower pins of what a layer's wheelhouse brings, for the build.
+LAYER_PINS = {'dnspython'}
 
 
 def third_party_imports():
@@ -111,6 +113,8 @@ def wheelhouse_imports():
             if not line or line.startswith('git+'):
                 continue
             distribution = line.split('<')[0].split('>')[0].split('=')[0]
+            if distribution in LAYER_PINS:
+                continue
             names.add(DISTRIBUTION_IMPORTS.get(distribution, distribution))
     return names
 

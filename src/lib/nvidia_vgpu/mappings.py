@@ -100,19 +100,19 @@ def _addresses(vgpu_type: str, node: yaml.Node, budget: _Budget
         budget.spend()
         address = _scalar(item, 'each PCI address of {}'.format(
             _shown(vgpu_type)))
-        address = address.lower()
+        written, address = address, address.lower()
         if ANY_SELECTOR.match(address) and not SELECTOR.match(address):
             raise MappingError(
                 '{} under {} is not a GPU selector: write an NVIDIA '
                 'vendor:device id, e.g. 10de:1db4, optionally with the '
                 'subsystem, e.g. 10de:1db4:10de:1214'.format(
-                    _shown(address), _shown(vgpu_type)))
+                    _shown(written), _shown(vgpu_type)))
         if not (PCI_ADDRESS.match(address) or SELECTOR.match(address)):
             raise MappingError(
                 '{} under {} is not a full PCI address '
                 'domain:bus:device.function, e.g. 0000:84:00.0, nor a GPU '
                 'selector such as 10de:1db4'.format(
-                    _shown(address), _shown(vgpu_type)))
+                    _shown(written), _shown(vgpu_type)))
         if address not in addresses:
             addresses.append(address)
     return sorted(addresses)
