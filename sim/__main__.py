@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 from sim import runner, scenario as scenarios
@@ -19,6 +20,8 @@ def main(argv=None) -> int:
     parser.add_argument('--keep', action='store_true',
                         help='keep the sandbox directory (path on stderr)')
     args = parser.parse_args(argv)
+    if args.charm_dir and not os.environ.get('SIM_ISOLATED'):
+        return _rerun_isolated(argv if argv is not None else sys.argv[1:])
     try:
         scenario = scenarios.load(args.scenario)
         if args.charm_dir and not os.path.isdir(args.charm_dir):
@@ -41,6 +44,28 @@ def main(argv=None) -> int:
     json.dump(result, sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write('\n')
     return 0
+
+
+def _rerun_isolated(argv) -> int:
+    """A built charm's real layer:basic bootstrap copies bin/charm-env to
+    /usr/local/sbin as root; run it in a private mount namespace with a
+    throw-away /usr/local/sbin so nothing reaches this machine."""
+    command = ('mount -t tmpfs tmpfs /usr/local/sbin && exec "$0" -m sim '
+               '"$@"')
+    try:
+        done = subprocess.run(
+            ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
+             command, sys.executable] + list(argv),
+            env=dict(os.environ, SIM_ISOLATED='1'), cwd=os.getcwd())
+    except FileNotFoundError:
+        done = None
+    if done is None or done.returncode == 1 and not os.geteuid() == 0:
+        sys.stderr.write('sim: --charm-dir runs the real layer:basic '
+                         'bootstrap, which writes /usr/local/sbin; it needs '
+                         'root and unshare (util-linux) to keep that in a '
+                         'private mount namespace\n')
+        return 2
+    return done.returncode
 
 
 if __name__ == '__main__':

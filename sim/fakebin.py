@@ -37,7 +37,7 @@ HOOK_TOOLS = (
 HOST_COMMANDS = (
     'apt-cache', 'apt-config', 'apt-get', 'dpkg', 'dpkg-query', 'lsmod',
     'mdevctl', 'modprobe', 'nc', 'rmmod', 'service', 'sriov-manage',
-    'systemctl', 'update-initramfs',
+    'systemctl', 'touch', 'update-initramfs',
 )
 # Real, read-only tools run as they are (recorded): lspci is pointed at the
 # generated sysfs tree, dpkg-deb only inspects files.
@@ -607,6 +607,22 @@ def refresh_sysfs(state):
     from sim import host
     host.generate_sysfs(HOST_ROOT, state['host']['pci'],
                         host.hardware_state(state['host']))
+
+
+def cmd_touch(state, argv):
+    """Marker files (exec.d scripts use them): relative paths land in the
+    hook's working directory (the charm dir), absolute ones in the host
+    root; never on the machine running the simulator."""
+    for name in argv:
+        if name.startswith('-'):
+            continue
+        path = (HOST_ROOT + name if os.path.isabs(name)
+                else os.path.abspath(name))
+        if not path.startswith(HOST_ROOT + os.sep):
+            raise Exit(1, 'touch: {} is outside the simulated host\n'.format(
+                name))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, 'a').close()
 
 
 def cmd_service(state, argv):

@@ -163,9 +163,16 @@ class Simulation:
         subprocess.run([sys.executable, '-m', 'venv', venv], check=True)
         pip = os.path.join(venv, 'bin', 'pip')
         wheelhouse = os.path.join(self.charm_dir, 'wheelhouse')
-        subprocess.run([pip, 'install', '-q', '--no-index', '-f', wheelhouse,
-                        '-r', os.path.join(self.charm_dir, 'wheelhouse.txt')],
-                       check=True, stdout=sys.stderr)
+        # As layer:basic does: the wheelhouse's own files (wheelhouse.txt
+        # may name git URLs that were resolved at build time), offline.
+        # A charm built with --binary-wheels-from-source (tox -e build)
+        # holds wheels; sdists would need their build backends too.
+        archives = sorted(os.path.join(wheelhouse, name)
+                          for name in os.listdir(wheelhouse)
+                          if not name.startswith('.'))
+        subprocess.run([pip, 'install', '-q', '--no-index', '-f',
+                        wheelhouse] + archives, check=True,
+                       stdout=sys.stderr)
         open(os.path.join(wheelhouse, '.bootstrapped'), 'w').close()
         return os.path.join(venv, 'bin', 'python')
 

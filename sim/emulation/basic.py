@@ -7,14 +7,25 @@ toggle config.set.<opt> by truthiness and config.default.<opt> by equality
 with the default; at the end of a successful hook, clear all of them.
 """
 import os
+import subprocess
 
 import yaml
 
 
 def bootstrap_charm_deps() -> None:
-    """Dependencies are already installed; only put bin/ on PATH."""
-    charm_bin = os.path.join(os.environ['JUJU_CHARM_DIR'], 'bin')
-    os.environ['PATH'] += ':' + charm_bin
+    """Dependencies are already installed: run exec.d pre-install scripts
+    once each (a .<module>_charm-pre-install.done sentinel remembers),
+    then put bin/ on PATH."""
+    charm_dir = os.environ['JUJU_CHARM_DIR']
+    execd = os.path.join(charm_dir, 'exec.d')
+    for module in sorted(os.listdir(execd)) if os.path.isdir(execd) else []:
+        script = os.path.join(execd, module, 'charm-pre-install')
+        sentinel = os.path.join(execd, '.{}_charm-pre-install.done'.format(
+            module))
+        if os.access(script, os.X_OK) and not os.path.exists(sentinel):
+            subprocess.run([script], check=True, cwd=charm_dir)
+            open(sentinel, 'w').close()
+    os.environ['PATH'] += ':' + os.path.join(charm_dir, 'bin')
 
 
 def activate_venv() -> None:
