@@ -1,9 +1,8 @@
 """The running kernel's modules, and the modules loaded at boot."""
-import os
 import subprocess
 from typing import Optional, Set
 
-from nvidia_vgpu.hostfs import host_path
+from nvidia_vgpu.hostfs import host_path, write_if_changed
 
 PROC_MODULES = '/proc/modules'
 NVIDIA_MODULE = 'nvidia'
@@ -48,16 +47,8 @@ def blacklist_nouveau() -> bool:
     The initramfs also loads modules, so it is rebuilt when the blacklist
     is first written (or altered), and only then.
     """
-    path = host_path(NOUVEAU_BLACKLIST)
-    try:
-        with open(path) as stream:
-            if stream.read() == NOUVEAU_BLACKLIST_CONTENT:
-                return False
-    except FileNotFoundError:
-        pass
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w') as stream:
-        stream.write(NOUVEAU_BLACKLIST_CONTENT)
+    if not write_if_changed(NOUVEAU_BLACKLIST, NOUVEAU_BLACKLIST_CONTENT):
+        return False
     subprocess.run(['update-initramfs', '-u'], check=True,
                    capture_output=True)
     return True

@@ -19,7 +19,7 @@ import sys
 from typing import Dict, List, NamedTuple, Set, Tuple
 
 from nvidia_vgpu import libvirt, sysfs
-from nvidia_vgpu.hostfs import host_path
+from nvidia_vgpu.hostfs import host_path, write_if_changed
 
 STATE_DIR = '/var/lib/nova-compute-nvidia-vgpu'
 INVENTORY = STATE_DIR + '/mdevs.json'
@@ -76,17 +76,8 @@ def _load(path: str) -> dict:
 
 def save_json(path: str, data: dict) -> bool:
     """Write host state for the boot unit; True if it changed."""
-    text = json.dumps(data, sort_keys=True, indent=1) + '\n'
-    real = host_path(path)
-    try:
-        with open(real) as stream:
-            if stream.read() == text:
-                return False
-    except FileNotFoundError:
-        os.makedirs(os.path.dirname(real), exist_ok=True)
-    with open(real, 'w') as stream:
-        stream.write(text)
-    return True
+    return write_if_changed(
+        path, json.dumps(data, sort_keys=True, indent=1) + '\n')
 
 
 def record_inventory() -> bool:

@@ -2,7 +2,7 @@
 import os
 import subprocess
 
-from nvidia_vgpu.hostfs import host_path
+from nvidia_vgpu.hostfs import host_path, write_if_changed
 
 UNIT_DIR = '/etc/systemd/system'
 
@@ -21,16 +21,8 @@ def install_unit(name: str, text: str) -> bool:
     Nothing runs when the file already says exactly this, so every hook
     can call it.
     """
-    path = _unit_path(name)
-    try:
-        with open(path) as stream:
-            if stream.read() == text:
-                return False
-    except FileNotFoundError:
-        pass
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w') as stream:
-        stream.write(text)
+    if not write_if_changed(os.path.join(UNIT_DIR, name), text):
+        return False
     _systemctl('daemon-reload')
     _systemctl('enable', name)
     return True
