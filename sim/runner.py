@@ -170,6 +170,13 @@ class Simulation:
         archives = sorted(os.path.join(wheelhouse, name)
                           for name in os.listdir(wheelhouse)
                           if not name.startswith('.'))
+        sdists = [name for name in archives if not name.endswith('.whl')]
+        if sdists:
+            raise scenarios.ScenarioError(
+                '--charm-dir: the wheelhouse holds source archives ({}), '
+                'whose build backends are not there offline; build with '
+                'charm-build --binary-wheels-from-source (tox -e build)'
+                .format(os.path.basename(sdists[0])))
         subprocess.run([pip, 'install', '-q', '--no-index', '-f',
                         wheelhouse] + archives, check=True,
                        stdout=sys.stderr)
