@@ -74,6 +74,7 @@ class NovaVgpuConfig(NamedTuple):
     host_mappings: Optional[Dict[str, List[str]]] = None  # expanded
     selected: Dict[str, Dict[str, List[str]]] = {}  # type -> selector -> GPUs
     unmatched: List[str] = []  # selectors no GPU here matches
+    vf_count: int = 0  # enabled SR-IOV VFs of this host's GPUs
     vf_types: Dict[str, List[str]] = {}  # vendor-VFIO: type -> its VFs
 
 
@@ -407,7 +408,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         return NovaVgpuConfig(
             sections, None, host.absent, waiting=host.waiting,
             host_mappings=host.mappings, vf_types=vfio_mappings,
-            selected=host.selected, unmatched=host.unmatched)
+            selected=host.selected, unmatched=host.unmatched,
+            vf_count=sum(len(gpu.virtual_functions) for gpu in gpus))
 
     def publish_nova_config(self, endpoint) -> None:
         """Tell nova-compute what it needs, setting only what changed."""
@@ -461,9 +463,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return 'waiting', ('Waiting for SR-IOV VFs on {} (enabled once '
                                'the NVIDIA driver runs)'.format(
                                    ', '.join(config.waiting)))
-        vfs = sum(len(gpu.virtual_functions) for gpu in self.host_gpus())
-        if vfs:
-            message += '; {} SR-IOV VFs'.format(vfs)
+        if config.vf_count:
+            message += '; {} SR-IOV VFs'.format(config.vf_count)
         for vgpu_type, by_selector in config.selected.items():
             for selector, gpus in by_selector.items():
                 if gpus:
