@@ -74,6 +74,7 @@ class State:
 
     def __exit__(self, *exc):
         if exc[0] is None:
+            write_dpkg_status(HOST_ROOT, self.data['host']['packages'])
             tmp = STATE + '.tmp'
             with open(tmp, 'w') as stream:
                 json.dump(self.data, stream, indent=1, sort_keys=True)
@@ -81,6 +82,25 @@ class State:
         fcntl.flock(self._lock, fcntl.LOCK_UN)
         self._lock.close()
         return False
+
+
+def write_dpkg_status(host_root, packages):
+    """dpkg's database file, rewritten (a new file, as dpkg does) only
+    when the installed packages change, so that its stamp tells the
+    charm whether anything changed."""
+    text = ''.join('Package: {}\nStatus: install ok installed\n'
+                   'Version: {}\n\n'.format(name, version)
+                   for name, version in sorted(packages.items()))
+    path = os.path.join(host_root, 'var', 'lib', 'dpkg', 'status')
+    try:
+        with open(path) as stream:
+            if stream.read() == text:
+                return
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + '-new', 'w') as stream:
+        stream.write(text)
+    os.replace(path + '-new', path)
 
 
 def record(kind, argv):

@@ -25,7 +25,7 @@ PRINCIPAL_UNIT = 'nova-compute/0'
 MODEL_UUID = '8d4a3b58-5f2c-4c9a-9a43-0c7f2f8e7a11'
 HOOK_TIMEOUT = 600
 # Files the simulator itself lays out; changes there are not the charm's.
-NOT_HOST_FILES = ('var/lib/juju', 'sys', 'proc')
+NOT_HOST_FILES = ('var/lib/juju', 'var/lib/dpkg', 'sys', 'proc')
 NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
 # Directories every Ubuntu host has.
 HOST_DIRECTORIES = ('etc/modprobe.d', 'etc/systemd/system', 'opt', 'usr/lib')
@@ -214,6 +214,7 @@ class Simulation:
     def _save(self, state: Dict[str, Any]) -> None:
         with open(self.state_path, 'w') as stream:
             json.dump(state, stream, indent=1, sort_keys=True)
+        fakebin.write_dpkg_status(self.host_root, state['host']['packages'])
 
     def _refresh_host(self, state: Dict[str, Any]) -> None:
         """Regenerate /sys and /proc/modules from the host state."""

@@ -92,3 +92,16 @@ class FakeCommands:
 @pytest.fixture
 def fake_commands(tmp_path, monkeypatch):
     return FakeCommands(str(tmp_path), monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def isolated_host(tmp_path_factory, monkeypatch):
+    """No test reads or writes this machine's host files (dpkg's database
+    included) or shares Juju unit state with another test: each gets an
+    empty host root and its own unitdata store."""
+    import charmhelpers.core.unitdata as unitdata
+    root = tmp_path_factory.mktemp('host')
+    monkeypatch.setenv('NVIDIA_VGPU_HOST_ROOT', str(root))
+    monkeypatch.setenv('UNIT_STATE_DB', str(root / 'unit-state.db'))
+    monkeypatch.setattr(unitdata, '_KV', None)
+    return root

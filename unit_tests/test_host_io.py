@@ -1,5 +1,6 @@
 """The modules that touch the host: dpkg, kernel, sysfs, hostfs."""
 import os
+import pathlib
 
 import pytest
 
@@ -49,6 +50,69 @@ def test_install_local_deb_reports_apts_reason(fake_commands):
 def test_install_local_deb_success(fake_commands):
     fake_commands.set('apt-get')
     assert dpkg.install_local_deb('/r/nvidia-vgpu.deb') is None
+
+
+def _dpkg_answers(fake_commands, version):
+    fake_commands.set('dpkg-query', stdout='ii \t{}'.format(version))
+
+
+def _dpkg_writes_status(host_root, text):
+    """As dpkg does: a new status file replaces the old one."""
+    status = pathlib.Path(host_root, 'var', 'lib', 'dpkg', 'status')
+    status.parent.mkdir(parents=True, exist_ok=True)
+    new = status.with_name('status-new')
+    new.write_text(text)
+    os.replace(str(new), str(status))
+
+
+def test_dpkg_is_asked_again_only_after_its_database_changed(
+        host_root, fake_commands):
+    _dpkg_writes_status(host_root, 'Package: nova-common\n')
+    _dpkg_answers(fake_commands, '3:25.2.1-0ubuntu2')
+    version, kept = dpkg.remembered_version('nova-common', None)
+    assert version == '3:25.2.1-0ubuntu2'
+    again, kept = dpkg.remembered_version('nova-common', kept)
+    assert again == version
+    assert len(fake_commands.calls) == 1
+    # The principal upgrades nova: dpkg rewrites its database.
+    _dpkg_writes_status(host_root, 'Package: nova-common\nVersion: 29\n')
+    _dpkg_answers(fake_commands, '3:29.2.0-0ubuntu1')
+    version, kept = dpkg.remembered_version('nova-common', kept)
+    assert version == '3:29.2.0-0ubuntu1'
+    assert len(fake_commands.calls) == 2
+
+
+def test_a_change_dpkg_only_journalled_also_counts(
+        host_root, fake_commands):
+    _dpkg_writes_status(host_root, 'Package: nova-common\n')
+    _dpkg_answers(fake_commands, '3:25.2.1-0ubuntu2')
+    _, kept = dpkg.remembered_version('nova-common', None)
+    updates = pathlib.Path(host_root, 'var', 'lib', 'dpkg', 'updates')
+    updates.mkdir()
+    (updates / '0000').write_text('Package: nova-common\n')
+    dpkg.remembered_version('nova-common', kept)
+    assert len(fake_commands.calls) == 2
+
+
+def test_each_package_is_asked_once_per_database_state(
+        host_root, fake_commands):
+    _dpkg_writes_status(host_root, 'Package: nova-common\n')
+    fake_commands.set('dpkg-query', exit=1)
+    version, kept = dpkg.remembered_version('mdevctl', None)
+    assert version is None
+    _, kept = dpkg.remembered_version('mdevctl', kept)
+    _dpkg_answers(fake_commands, '3:25.2.1-0ubuntu2')
+    _, kept = dpkg.remembered_version('nova-common', kept)
+    assert [call[-1] for call in fake_commands.calls] == [
+        'mdevctl', 'nova-common']
+
+
+def test_without_a_dpkg_database_dpkg_is_always_asked(
+        host_root, fake_commands):
+    _dpkg_answers(fake_commands, '1.0')
+    _, kept = dpkg.remembered_version('nova-common', None)
+    dpkg.remembered_version('nova-common', kept)
+    assert len(fake_commands.calls) == 2
 
 
 def test_loaded_driver_version_from_proc_and_sys(host_root):

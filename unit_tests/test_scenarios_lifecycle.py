@@ -56,7 +56,7 @@ def test_list_vgpu_types_reads_sysfs_without_running_anything():
     output = scenario('lifecycle/guests-using-vgpus.yaml')
     for step in steps_named(output, 'action list-vgpu-types'):
         assert [argv[0] for argv in step['commands']
-                if argv[0] != 'apt-config'] == ['dpkg-query', 'lspci']
+                if argv[0] != 'apt-config'] == ['lspci']
 
 
 def test_pause_is_refused_while_guests_use_vgpus():
@@ -97,10 +97,10 @@ def test_resume_starts_it_again_and_returns_to_ready():
 
 def test_update_status_and_a_plain_upgrade_do_nothing_needless():
     output = scenario('lifecycle/guests-using-vgpus.yaml')
-    common = [['apt-config', 'dump'],
-              ['dpkg-query', '--show',
-               '--showformat=${db:Status-Abbrev}\t${Version}',
-               'nova-common']]
+    # apt-config: charmhelpers.fetch's import, in every hook. No package
+    # tool of the charm's own: nova's version (the release) is only asked
+    # of dpkg again once dpkg's database has changed.
+    common = [['apt-config', 'dump']]
     checks = [['systemctl', 'is-active', service] for service in SERVICES]
     # One lspci (the GPUs, for the status and the vGPU inventory kept for
     # the next boot), then the service checks; paused or not.

@@ -1,9 +1,14 @@
 """The host's package manager: installed packages, .deb files, apt-get."""
 import os
 import subprocess
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+from nvidia_vgpu.hostfs import host_path
 
 APT_ENV = {'DEBIAN_FRONTEND': 'noninteractive'}
+DPKG_STATUS = '/var/lib/dpkg/status'
+# Changes dpkg has journalled but not yet folded into the status file.
+DPKG_UPDATES = '/var/lib/dpkg/updates'
 SYSTEMD_UNIT_DIRS = ('/lib/systemd/system/', '/usr/lib/systemd/system/')
 
 
@@ -31,6 +36,41 @@ def installed_version(package: str) -> Optional[str]:
         return None
     status, _, version = output.partition('\t')
     return version.strip() if status.startswith('ii') else None
+
+
+def database_stamp() -> Optional[List[Any]]:
+    """Something that differs whenever dpkg has recorded a change: dpkg
+    replaces its status file (new inode and mtime) and journals pending
+    changes in updates/. None where there is no dpkg database."""
+    try:
+        status = os.stat(host_path(DPKG_STATUS))
+    except OSError:
+        return None
+    try:
+        pending = sorted(os.listdir(host_path(DPKG_UPDATES)))
+    except OSError:
+        pending = []
+    return [status.st_ino, status.st_mtime_ns, status.st_size] + pending
+
+
+def remembered_version(package: str, remembered: Optional[Dict[str, Any]]
+                       ) -> Tuple[Optional[str], Dict[str, Any]]:
+    """installed_version(package), without asking dpkg again while its
+    database has not changed since `remembered` (what an earlier call
+    returned to keep) was made; returns the version and what to keep.
+
+    Every hook needs nova's version (the release); on a settled host
+    update-status then runs no package tool at all.
+    """
+    stamp = database_stamp()
+    if stamp is None:
+        return installed_version(package), {}
+    versions = {}
+    if remembered and remembered.get('stamp') == stamp:
+        versions = dict(remembered.get('versions', {}))
+    if package not in versions:
+        versions[package] = installed_version(package)
+    return versions[package], {'stamp': stamp, 'versions': versions}
 
 
 def read_deb(path: str) -> Optional[DebInfo]:

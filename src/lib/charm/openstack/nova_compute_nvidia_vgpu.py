@@ -24,6 +24,7 @@ SHA256_OPTION = 'nvidia-vgpu-software-sha256'
 # unitdata keys; kept across charm upgrades, so renaming one loses state.
 INSTALLED_KEY = 'nvidia-vgpu.installed'
 PROBLEM_KEY = 'nvidia-vgpu.software-problem'
+DPKG_VERSIONS_KEY = 'nvidia-vgpu.dpkg-versions'
 RELATION = 'nova-vgpu'
 MDEVCTL = 'mdevctl'
 INTEGRATE_COMMAND = ('juju integrate nova-compute-nvidia-vgpu:nova-vgpu '
@@ -47,10 +48,22 @@ def _make_charmhelpers_know_our_releases() -> None:
 _make_charmhelpers_know_our_releases()
 
 
+def installed_version(package: str) -> Optional[str]:
+    """A package's installed version; dpkg is asked only when its
+    database changed since it last answered (kept in unitdata)."""
+    kv = unitdata.kv()
+    remembered = kv.get(DPKG_VERSIONS_KEY)
+    version, keep = dpkg.remembered_version(package, remembered)
+    if keep != remembered:
+        kv.set(DPKG_VERSIONS_KEY, keep)
+    return version
+
+
 @functools.lru_cache(maxsize=1)
 def installed_nova_version() -> Optional[str]:
-    """nova-common's version, asked once per hook (the hook's process)."""
-    return dpkg.installed_version(NOVA_PACKAGE)
+    """nova-common's version, looked up once per hook (the hook's
+    process)."""
+    return installed_version(NOVA_PACKAGE)
 
 
 @charms_openstack.charm.register_os_release_selector
@@ -165,7 +178,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             resource, self.config.get(SHA256_OPTION) or '')
         if problem is None and software.needs_install(
                 resource, self.installed_software,
-                dpkg.installed_version(resource.deb.package)):
+                installed_version(resource.deb.package)):
             problem = self._install(resource)
         if problem:
             hookenv.log(problem, level=hookenv.WARNING)
@@ -608,7 +621,7 @@ class DalmatianNovaComputeNvidiaVgpuCharm(CaracalNovaComputeNvidiaVgpuCharm):
         super().keep_vgpus_across_reboots(periodic)
         if periodic or not self.gpus or self.installed_software is None:
             return
-        if dpkg.installed_version(MDEVCTL) is None:
+        if installed_version(MDEVCTL) is None:
             failure = dpkg.install_packages([MDEVCTL])
             if failure:
                 unitdata.kv().set(PROBLEM_KEY, (
