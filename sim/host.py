@@ -10,6 +10,8 @@ import struct
 import subprocess
 from typing import Any, Dict, Iterable, List
 
+from sim import noise
+
 NVIDIA_VENDOR = '10de'
 # A host that boots with the NVIDIA driver already loaded (scenario
 # kernel_modules) runs this version unless the scenario installs another.
@@ -114,7 +116,8 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
 
     hardware: {'nvidia_loaded': bool, 'nvidia_version': str,
     'vfs': {pf: count},
-    'mdevs': [{'uuid', 'parent', 'type'}]}.
+    'mdevs': [{'uuid', 'parent', 'type'}],
+    'sysfs_noise': entries of unrelated server content (0: none)}.
     """
     sys_root = os.path.join(host_root, 'sys')
     shutil.rmtree(sys_root, ignore_errors=True)
@@ -168,6 +171,8 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
             _link(type_dir, os.path.join(mdev_dir, 'mdev_type'))
         _link(mdev_dir, os.path.join(sys_root, 'bus', 'mdev', 'devices',
                                      mdev['uuid']))
+    if hardware.get('sysfs_noise'):
+        noise.populate(sys_root, hardware['sysfs_noise'])
 
 
 def _write_vgpu_types(vf_device: str, types: Dict[Any, str]) -> None:
@@ -248,4 +253,5 @@ def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:
     """What generate_sysfs needs from the simulator's host state."""
     return {'nvidia_loaded': 'nvidia' in host_state['modules'],
             'nvidia_version': host_state.get('nvidia_version'),
-            'vfs': host_state['vfs'], 'mdevs': host_state['mdevs']}
+            'vfs': host_state['vfs'], 'mdevs': host_state['mdevs'],
+            'sysfs_noise': host_state.get('sysfs_noise', 0)}

@@ -6,12 +6,14 @@ import fnmatch
 import hashlib
 import json
 import os
+import resource
 import shutil
 import site
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Any, Dict, List, Optional
 
 import yaml
@@ -51,7 +53,8 @@ class Simulation:
 
     def __init__(self, scenario: Dict[str, Any], repo_root: str,
                  built_charm: Optional[str] = None,
-                 work_dir: Optional[str] = None) -> None:
+                 work_dir: Optional[str] = None,
+                 profile: bool = False) -> None:
         self.scenario = scenario
         self.repo_root = repo_root
         self.built_charm = built_charm
@@ -68,6 +71,9 @@ class Simulation:
         self.actions: List[Dict[str, Any]] = []
         self._commands_seen = 0
         self._resource_revision = 0
+        # With profile, what each hook or action process cost (benchmarks).
+        self.profile = profile
+        self.measurements: List[Dict[str, Any]] = []
 
     # ------------------------------------------------------------ setup
 
@@ -107,6 +113,7 @@ class Simulation:
                 'mdevs': [dict(mdev) for mdev in host.get('mdevs', [])],
                 'reboots': 0,
                 'reboot_requested': False,
+                'sysfs_noise': host.get('sysfs_noise', 0),
             },
         }
         for number, (name, units) in enumerate(
@@ -271,7 +278,6 @@ class Simulation:
             'LANG': 'C.UTF-8',
             'LC_ALL': 'C.UTF-8',
             'PYTHONPATH': os.pathsep.join(pythonpath),
-            'PYTHONDONTWRITEBYTECODE': '1',
             'JUJU_CHARM_DIR': self.charm_dir,
             'CHARM_DIR': self.charm_dir,
             'JUJU_UNIT_NAME': UNIT,
@@ -293,21 +299,32 @@ class Simulation:
                                                             'jammy'),
             'NVIDIA_VGPU_HOST_ROOT': self.host_root,
         }
+        if not self.profile:
+            # Profiled runs keep bytecode, as a real unit's charm
+            # directory does after its first hook.
+            env['PYTHONDONTWRITEBYTECODE'] = '1'
         env.update(extra)
         return env
 
     def _execute(self, argv: List[str], label: str,
-                 extra: Dict[str, str]) -> int:
+                 extra: Dict[str, str], stdin: Optional[str] = None) -> int:
         log_start = os.path.getsize(self.log_path) if os.path.exists(
             self.log_path) else 0
+        environment = self._environment(extra)
+        if self.profile:
+            before = self._usage(environment)
         try:
             done = subprocess.run(argv, cwd=self.charm_dir,
-                                  env=self._environment(extra),
+                                  env=environment, input=stdin,
                                   capture_output=True, text=True,
                                   timeout=HOOK_TIMEOUT)
             code, stderr = done.returncode, done.stderr
         except subprocess.TimeoutExpired:
             code, stderr = 124, 'timed out\n'
+        if self.profile:
+            self.measurements.append(dict(
+                self._usage_since(before, environment), label=label,
+                exit_code=code))
         sys.stderr.write('--- {} (exit {})\n'.format(label, code))
         if os.path.exists(self.log_path):
             with open(self.log_path) as stream:
@@ -315,6 +332,52 @@ class Simulation:
                 sys.stderr.write(stream.read())
         sys.stderr.write(stderr)
         return code
+
+    def _usage(self, environment: Dict[str, str]) -> Dict[str, Any]:
+        """Counters before a hook process, for _usage_since."""
+        environment['SIM_PROFILE'] = os.path.join(self.meta, 'profile.json')
+        if os.path.exists(environment['SIM_PROFILE']):
+            os.remove(environment['SIM_PROFILE'])
+        return {'sets': self._load()['relation_sets'],
+                'commands': _lines(self.commands_path),
+                'logs': _lines(self.log_path),
+                'children': resource.getrusage(resource.RUSAGE_CHILDREN),
+                'clock': time.perf_counter()}
+
+    def _usage_since(self, before: Dict[str, Any],
+                     environment: Dict[str, str]) -> Dict[str, Any]:
+        """What one hook process cost: wall time, its own CPU time and
+        peak memory, with its children's CPU, what it started, the hook
+        tools and host commands among that, relation-sets."""
+        wall = time.perf_counter() - before['clock']
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            with open(environment['SIM_PROFILE']) as stream:
+                own = json.load(stream)
+        except (OSError, ValueError):
+            own = {'cpu_s': None, 'max_rss_kib': None, 'spawned': None,
+                   'opened_sys': None}
+        entries = []
+        if os.path.exists(self.commands_path):
+            with open(self.commands_path) as stream:
+                entries = [json.loads(line) for line in
+                           stream.readlines()[before['commands']:]]
+        return {
+            'wall_s': wall,
+            'cpu_s': own['cpu_s'],
+            'cpu_with_children_s': (
+                children.ru_utime + children.ru_stime -
+                before['children'].ru_utime - before['children'].ru_stime),
+            'max_rss_kib': own['max_rss_kib'],
+            'spawned': own['spawned'],
+            'opened_sys': own['opened_sys'],
+            'tool_calls': [entry['argv'] for entry in entries
+                           if entry['kind'] == 'tool'],
+            'host_commands': [entry['argv'] for entry in entries
+                              if entry['kind'] == 'host'],
+            'juju_log_calls': _lines(self.log_path) - before['logs'],
+            'relation_sets': self._load()['relation_sets'] - before['sets'],
+        }
 
     def run_hook(self, hook: str, rid: Optional[str] = None,
                  remote_unit: Optional[str] = None,
@@ -474,6 +537,21 @@ class Simulation:
                     return True
         return False
 
+    def run_program(self, argv: List[str], stdin: str = '',
+                    bare: bool = False) -> int:
+        """Any program run as a hook would be (environment, working
+        directory, tools on PATH, host), e.g. a benchmark's floor; bare:
+        without the simulator's charmhelpers patch (a program that does
+        not use charmhelpers need not import it)."""
+        return self._execute(argv, 'program ' + os.path.basename(argv[0]),
+                             {'SIM_NO_CHARMHELPERS': '1'} if bare else {},
+                             stdin=stdin)
+
+    def run_step(self, step: Any) -> Dict[str, Any]:
+        """Run one scenario step; its record joins the output's steps."""
+        self.steps.append(self._run_step(step))
+        return self.steps[-1]
+
     def _run_step(self, step: Any) -> Dict[str, Any]:
         state = self._load()
         sets_before = state['relation_sets']
@@ -575,7 +653,7 @@ class Simulation:
         if steps is None:
             steps = scenarios.default_steps(self.scenario)
         for step in steps:
-            self.steps.append(self._run_step(step))
+            self.run_step(step)
         return self.report()
 
     def report(self) -> Dict[str, Any]:
@@ -640,6 +718,13 @@ class Simulation:
 
     def cleanup(self) -> None:
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _lines(path: str) -> int:
+    if not os.path.exists(path):
+        return 0
+    with open(path, 'rb') as stream:
+        return sum(1 for _ in stream)
 
 
 def _sha256(path: str) -> str:

@@ -22,7 +22,7 @@ _TOP = {'name': str, 'host': dict, 'config': dict, 'resources': dict,
         'relations': dict, 'steps': list}
 _HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
          'mdevs': list, 'libvirt_domains': list, 'series': str,
-         'unavailable_packages': list}
+         'unavailable_packages': list, 'sysfs_noise': int}
 _PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
         'subsystem_vendor': str, 'subsystem_device': str,
         'driver': (str, type(None)), 'mdev_types': dict, 'sriov': dict,

@@ -3,7 +3,7 @@ import hashlib
 import os
 import subprocess
 
-from sim import host
+from sim import host, noise
 
 V100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
         'class': '030200', 'subsystem_vendor': '10de',
@@ -91,3 +91,40 @@ def test_built_deb_is_real_and_reproducible(tmp_path):
     listing = subprocess.run(['dpkg-deb', '-c', first], capture_output=True,
                              text=True, check=True).stdout
     assert './lib/systemd/system/nvidia-vgpu-mgr.service' in listing
+
+
+def _entries(directory):
+    return sum(len(dirs) + len(files) for _, dirs, files in
+               os.walk(directory))
+
+
+def test_server_noise_is_as_large_as_asked_and_holds_no_vgpu_types(
+        tmp_path):
+    written = noise.populate(str(tmp_path / 'sys'), 3000)
+    devices = str(tmp_path / 'sys' / 'devices')
+    assert 3000 <= written <= 3100
+    assert _entries(devices) == written
+    names = {name for _, dirs, files in os.walk(devices)
+             for name in dirs + files}
+    assert {'cpu0', 'memory0', 'queues', 'msi_irqs', 'nvme0n1'} <= names
+    assert 'mdev_supported_types' not in names
+
+
+def test_server_noise_is_the_same_every_time(tmp_path):
+    trees = []
+    for name in ('one', 'two'):
+        noise.populate(str(tmp_path / name / 'sys'), 2000)
+        trees.append(sorted(
+            os.path.relpath(os.path.join(top, entry), str(tmp_path / name))
+            for top, dirs, files in os.walk(str(tmp_path / name))
+            for entry in dirs + files))
+    assert trees[0] == trees[1]
+
+
+def test_noise_leaves_the_gpus_and_lspci_alone(tmp_path):
+    host.generate_sysfs(str(tmp_path / 'plain'), [V100, NIC], {})
+    host.generate_sysfs(str(tmp_path / 'busy'), [V100, NIC],
+                        {'sysfs_noise': 2000})
+    assert lspci(tmp_path / 'busy', '-Dmmnn').stdout == lspci(
+        tmp_path / 'plain', '-Dmmnn').stdout
+    assert _entries(str(tmp_path / 'busy' / 'sys' / 'devices')) > 2000

@@ -1,12 +1,16 @@
 """The hook simulator end to end: the real handlers on the real
 charms.reactive bus, fake Juju, a generated host; the contract's JSON out."""
+import contextlib
+import io
 import json
 import os
+import sys
 
 import pytest
 
 from simulation import (
-    SCENARIOS, changing, run_yaml, scenario, scenario_text, simulate_text)
+    REPO, SCENARIOS, changing, run_yaml, scenario, scenario_text,
+    simulate_text)
 
 CONTRACT_KEYS = {'status', 'application_version', 'relations', 'steps',
                  'actions', 'commands', 'files', 'flags'}
@@ -137,3 +141,42 @@ steps:
     assert output['actions'][0]['failed'] is None
     expected = 'maintenance' if action == 'pause' else 'active'
     assert output['status']['workload'] == expected
+
+
+def test_a_profiled_run_measures_each_hook_process(tmp_path):
+    """What benchmarks read: per hook, its own CPU and memory, what it
+    started, the tools and commands among that, sysfs files it opened."""
+    from sim import runner, scenario as scenarios
+    loaded = scenarios.load(os.path.join(SCENARIOS, 'no-gpu.yaml'))
+    simulation = runner.Simulation(loaded, REPO, profile=True,
+                                   work_dir=str(tmp_path / 'sandbox'))
+    with contextlib.redirect_stderr(io.StringIO()):
+        output = simulation.run()
+    hooks = simulation.measurements
+    assert [run['label'] for run in hooks] == [
+        'hook ' + hook for hook in scenarios.default_steps(loaded)]
+    for run in hooks:
+        assert run['exit_code'] == 0
+        assert 0 < run['cpu_s'] <= run['cpu_with_children_s'] + 0.05
+        assert run['max_rss_kib'] > 1024
+        assert run['spawned'].count('lspci') == 1
+        assert len(run['spawned']) >= len(run['tool_calls']) + len(
+            run['host_commands'])
+        assert all(path.startswith(simulation.host_root + '/sys/')
+                   for path in run['opened_sys'])
+    assert [run['relation_sets'] for run in hooks] == [
+        step['relation_sets'] for step in output['steps']]
+
+
+def test_a_bare_program_is_spared_the_charmhelpers_patch(tmp_path):
+    """Benchmark floors that read files import nothing they do not use."""
+    from sim import runner, scenario as scenarios
+    simulation = runner.Simulation(
+        scenarios.load(os.path.join(SCENARIOS, 'no-gpu.yaml')), REPO,
+        work_dir=str(tmp_path / 'sandbox'))
+    simulation.setup()
+    probe = [sys.executable, '-c', 'import sys; '
+             'sys.exit(1 if "charmhelpers" in sys.modules else 0)']
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert simulation.run_program(probe) == 1
+        assert simulation.run_program(probe, bare=True) == 0
