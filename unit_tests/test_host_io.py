@@ -168,3 +168,42 @@ def test_boot_unit_is_written_enabled_once_and_removed(host_root,
         ['systemctl', 'enable', sriov.BOOT_UNIT],
         ['systemctl', 'disable', sriov.BOOT_UNIT],
         ['systemctl', 'daemon-reload']]
+
+
+def _sriov_gpu_with_types(host_root):
+    """An A100-like GPU, driver loaded, two VFs offering two types."""
+    types = {
+        'nvidia-692': {'name': 'GRID A100D-4C', 'available_instances': 1,
+                       'description': 'framebuffer=4096M, max_instance=20'},
+        'nvidia-697': {'name': 'GRID A100D-40C', 'available_instances': 1,
+                       'description': 'framebuffer=40960M, max_instance=2'},
+    }
+    a100 = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '20b5',
+            'class': '030200',
+            'sriov': {'total_vfs': 2, 'vf_mdev_types': types}}
+    simhost.generate_sysfs(host_root, [a100], {
+        'nvidia_loaded': True, 'vfs': {'0000:41:00.0': 2}})
+    return sysfs.sriov_virtual_functions('0000:41:00.0')
+
+
+def test_a_sibling_vf_reuses_names_and_reads_its_own_free_instances(
+        host_root):
+    first, second = _sriov_gpu_with_types(host_root)
+    known = {found.type_id: found for found in sysfs.read_mdev_types(first)}
+    taken = os.path.join(host_root, 'sys', 'class', 'mdev_bus', second,
+                         'mdev_supported_types', 'nvidia-697')
+    with open(os.path.join(taken, 'available_instances'), 'w') as stream:
+        stream.write('0\n')
+    os.remove(os.path.join(taken, 'name'))  # not read again
+    sibling = sysfs.read_mdev_types(second, known)
+    assert [(t.type_id, t.address, t.name, t.available_instances)
+            for t in sibling] == [
+        ('nvidia-692', second, 'GRID A100D-4C', 1),
+        ('nvidia-697', second, 'GRID A100D-40C', 0)]
+
+
+def test_one_types_description_is_read_alone(host_root):
+    first, _ = _sriov_gpu_with_types(host_root)
+    assert sysfs.mdev_type_description(first, 'nvidia-697') == (
+        'framebuffer=40960M, max_instance=2')
+    assert sysfs.mdev_type_description(first, 'nvidia-999') is None

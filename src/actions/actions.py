@@ -1,5 +1,11 @@
 #!/usr/bin/env python3
-"""Entry point of this charm's own actions (pause/resume: layer:openstack)."""
+"""Entry point of this charm's own actions (pause/resume: layer:openstack).
+
+list-vgpu-types only reads the host (lspci, sysfs, the unit's record of
+the installed software), so it runs without the reactive framework or
+charms.openstack: asking a large GPU server costs little more than
+reading its sysfs files.
+"""
 import json
 import os
 import sys
@@ -11,15 +17,17 @@ from charms.layer import basic  # noqa: E402
 basic.bootstrap_charm_deps()
 
 import charmhelpers.core.hookenv as hookenv  # noqa: E402
-import charms_openstack.bus  # noqa: E402
-import charms_openstack.charm as charm  # noqa: E402
+import charmhelpers.core.unitdata as unitdata  # noqa: E402
 
-charms_openstack.bus.discover()
+from nvidia_vgpu import inventory, software  # noqa: E402
 
 
-def list_vgpu_types(instance) -> None:
+def list_vgpu_types() -> None:
     """action-set the vGPU types this host's GPUs offer."""
-    results = instance.list_vgpu_types(
+    installed = software.Installed.from_dict(
+        unitdata.kv().get(software.INSTALLED_KEY))
+    results = inventory.list_vgpu_types(
+        inventory.nvidia_gpus(), installed,
         pci_address=hookenv.action_get('pci-address') or None)
     hookenv.action_set({key: value if isinstance(value, str)
                         else json.dumps(value, sort_keys=True)
@@ -38,14 +46,10 @@ def main(argv) -> int:
     if action is None:
         hookenv.action_fail('Action {} is not defined'.format(name))
         return 0
-    # Endpoints and config flags are set up at atstart, as in a hook.
-    hookenv._run_atstart()
     try:
-        with charm.provide_charm_instance() as instance:
-            action(instance)
+        action()
     except Exception as error:
         hookenv.action_fail(str(error))
-    hookenv._run_atexit()
     return 0
 
 

@@ -55,16 +55,33 @@ def mdev_types(address: str) -> Set[str]:
 
 
 def _read(path: str) -> Optional[str]:
+    """A sysfs attribute's text, stripped; None if it cannot be read.
+
+    os.read on a descriptor, not open(): a large GPU server has tens of
+    thousands of these small files to read in one action.
+    """
     try:
-        with open(path) as stream:
-            return stream.read().strip()
+        descriptor = os.open(path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        return os.read(descriptor, 65536).decode('utf-8', 'replace').strip()
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
 
 
-def read_mdev_types(address: str) -> List[VgpuType]:
+def read_mdev_types(address: str,
+                    known: Optional[Dict[str, VgpuType]] = None
+                    ) -> List[VgpuType]:
     """Each type the driver offers on a device, read from its own
-    mdev_supported_types directory only (never a walk of /sys)."""
+    mdev_supported_types directory only (never a walk of /sys).
+
+    known: types already read on another device of the same GPU (a
+    sibling VF); their names and descriptions are taken from there and
+    only the free instances, which differ per device, are read here.
+    """
     directory = host_path(os.path.join(MDEV_BUS, address,
                                        'mdev_supported_types'))
     try:
@@ -73,15 +90,24 @@ def read_mdev_types(address: str) -> List[VgpuType]:
         return []
     types = []
     for type_id in type_ids:
-        base = os.path.join(directory, type_id)
-        available = _read(os.path.join(base, 'available_instances'))
+        base = '{}/{}/'.format(directory, type_id)
+        available = _read(base + 'available_instances')
+        same = (known or {}).get(type_id)
         types.append(VgpuType(
             type_id=type_id, address=address,
-            name=_read(os.path.join(base, 'name')) or '',
-            description=_read(os.path.join(base, 'description')) or '',
+            name=same.name if same else _read(base + 'name') or '',
+            description=same.description if same else
+            _read(base + 'description') or '',
             available_instances=int(available)
             if available and available.isdigit() else None))
     return types
+
+
+def mdev_type_description(address: str, type_id: str) -> Optional[str]:
+    """One offered type's description (None if not offered), without
+    reading the device's other types."""
+    return _read(host_path(os.path.join(
+        MDEV_BUS, address, 'mdev_supported_types', type_id, 'description')))
 
 
 class Mdev(NamedTuple):

@@ -16,13 +16,12 @@ import charms.reactive as reactive
 import charms_openstack.charm
 
 from nvidia_vgpu import (
-    dpkg, kernel, libvirt, mappings, nova_config, pci, releases, restore,
-    software, sriov, sysfs, systemd, vgpu_types)
+    dpkg, inventory, kernel, libvirt, mappings, nova_config, pci, releases,
+    restore, software, sriov, sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
 # unitdata keys; kept across charm upgrades, so renaming one loses state.
-INSTALLED_KEY = 'nvidia-vgpu.installed'
 PROBLEM_KEY = 'nvidia-vgpu.software-problem'
 DPKG_VERSIONS_KEY = 'nvidia-vgpu.dpkg-versions'
 RELATION = 'nova-vgpu'
@@ -121,15 +120,12 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     @functools.cached_property
     def gpus(self) -> List[pci.PciFunction]:
         """This host's NVIDIA physical GPUs (one lspci per hook)."""
-        functions = pci.list_functions()
-        candidates = [function.address for function in functions
-                      if function.is_nvidia_gpu]
-        return pci.nvidia_gpus(functions,
-                               sysfs.virtual_functions(candidates))
+        return inventory.nvidia_gpus()
 
     @property
     def installed_software(self) -> Optional[software.Installed]:
-        return software.Installed.from_dict(unitdata.kv().get(INSTALLED_KEY))
+        return software.Installed.from_dict(
+            unitdata.kv().get(software.INSTALLED_KEY))
 
     @property
     def services(self) -> List[str]:
@@ -286,7 +282,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return ('apt-get could not install {} {}: {} (retried at the '
                     'next config-changed, upgrade-charm or start)'.format(
                         deb.package, deb.version, failure))
-        unitdata.kv().set(INSTALLED_KEY, software.Installed(
+        unitdata.kv().set(software.INSTALLED_KEY, software.Installed(
             resource.sha256, deb.package, deb.version,
             deb.services).to_dict())
         kernel.blacklist_nouveau()
@@ -326,17 +322,29 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     @staticmethod
     def offered_vgpu_types(gpus: List[mappings.HostGpu]
                            ) -> Optional[Dict[str, Set[str]]]:
-        """Types each device offers, once the driver runs (else None)."""
+        """Types each device offers, once the driver runs (else None).
+
+        Every VF of a GPU lists the same mdev types (only their free
+        instances differ), so one VF is listed for all: a 16-GPU server
+        has 512 of them. What a VF on the vendor-specific VFIO driver can
+        still take depends on its siblings, so each of those is read.
+        """
         if kernel.nvidia_driver_version() is None:
             return None
         offered = {}
         for gpu in gpus:
-            for address in (gpu.address,) + gpu.virtual_functions:
-                table = (sysfs.creatable_vgpu_types(address)
-                         if gpu.vendor_vfio else None)
-                offered[address] = (
-                    {'nvidia-{}'.format(number) for number in table}
-                    if table is not None else sysfs.mdev_types(address))
+            if gpu.vendor_vfio:
+                for address in (gpu.address,) + gpu.virtual_functions:
+                    table = sysfs.creatable_vgpu_types(address)
+                    offered[address] = (
+                        {'nvidia-{}'.format(number) for number in table}
+                        if table is not None else set())
+                continue
+            offered[gpu.address] = sysfs.mdev_types(gpu.address)
+            if gpu.virtual_functions:
+                shared = sysfs.mdev_types(gpu.virtual_functions[0])
+                for address in gpu.virtual_functions:
+                    offered[address] = shared
         return offered
 
     def max_instances(self, host: mappings.HostMappings,
@@ -351,11 +359,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         for vgpu_type, gpu_addresses in host.sriov_gpus.items():
             total = 0
             for address in gpu_addresses:
-                described = [found for first in vfs.get(address, ())[:1]
-                             for found in sysfs.read_mdev_types(first)
-                             if found.type_id == vgpu_type]
-                per_gpu = (vgpu_types.max_instance(described[0].description)
-                           if described else None)
+                description = next((
+                    sysfs.mdev_type_description(first, vgpu_type)
+                    for first in vfs.get(address, ())[:1]), None)
+                per_gpu = (vgpu_types.max_instance(description)
+                           if description is not None else None)
                 if per_gpu is None:
                     break
                 total += per_gpu
@@ -517,55 +525,6 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                     else '{} guests'.format(len(guests)),
                     ', '.join(guests)))
         super().pause()
-
-    # ---------------------------------------------------------- actions
-
-    def list_vgpu_types(self, pci_address: Optional[str] = None) -> dict:
-        """Results of the list-vgpu-types action: a table in 'output', the
-        same rows as structured data in 'types'."""
-        gpus = self.gpus
-        if pci_address:
-            wanted = pci_address.strip().lower()
-            if not mappings.PCI_ADDRESS.match(wanted):
-                raise ValueError(
-                    'pci-address {!r} is not a full PCI address such as '
-                    '0000:84:00.0'.format(pci_address))
-            gpus = [gpu for gpu in gpus if gpu.address == wanted]
-            if not gpus:
-                raise ValueError('No NVIDIA GPU at {} on this host (GPUs: '
-                                 '{})'.format(wanted, ', '.join(
-                                     gpu.address for gpu in self.gpus)
-                                     or 'none'))
-        if not gpus:
-            return {'output': 'No NVIDIA GPU on this host.', 'types': []}
-        installed = self.installed_software
-        if installed is None:
-            return {'output': 'The NVIDIA vGPU host software is not '
-                    'installed: ' + software.ATTACH_COMMAND, 'types': []}
-        if kernel.nvidia_driver_version() is None:
-            return {'output': 'The NVIDIA driver is not loaded yet: reboot '
-                    'the host to load {} {}.'.format(
-                        installed.package, installed.version), 'types': []}
-        records = []
-        for gpu in gpus:
-            vfs = sysfs.sriov_virtual_functions(gpu.address)
-            if vfs and sysfs.creatable_vgpu_types(vfs[0]) is not None:
-                records += vgpu_types.gpu_records(gpu.address, [
-                    [vgpu_types.VgpuType('nvidia-{}'.format(number), vf,
-                                         name, '', 1)
-                     for number, name in sorted(
-                         sysfs.creatable_vgpu_types(vf).items())]
-                    for vf in vfs])
-            elif vfs:
-                records += vgpu_types.gpu_records(
-                    gpu.address, [sysfs.read_mdev_types(vf) for vf in vfs])
-            else:
-                records += [vgpu_types.as_record(found, gpu.address)
-                            for found in sysfs.read_mdev_types(gpu.address)]
-        output = vgpu_types.table(records) or (
-            'The NVIDIA driver offers no vGPU types on {}.'.format(
-                ', '.join(gpu.address for gpu in gpus)))
-        return {'output': output, 'types': records}
 
 
 class UssuriNovaComputeNvidiaVgpuCharm(NovaComputeNvidiaVgpuCharm):
