@@ -1,0 +1,1 @@
+"""Benchmarks of the charm on simulated compute hosts (python -m bench)."""

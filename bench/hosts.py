@@ -1,0 +1,94 @@
+"""Compute hosts to benchmark on, as simulator scenarios (data only).
+
+A large GPU server today carries SR-IOV GPUs: each physical GPU enables
+up to 32 virtual functions at boot, and each VF offers every vGPU type of
+the board (dozens). These builders make such hosts, and the rest of the
+server's PCI devices, in the simulator's scenario format.
+"""
+from typing import Any, Dict, List
+
+SERIES = 'noble'
+NOVA_COMMON = '3:29.2.0-0ubuntu1'          # 2024.1 (Caracal)
+DRIVER = {'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.54.16'}
+# An NVIDIA L40S-like board: 48 GB, 32 VFs, A/B/Q/C series types.
+GPU_DEVICE = '26b9'
+GPU_SUBSYSTEM = '1851'
+FIRST_TYPE_ID = 1150
+FRAMEBUFFERS_GB = (1, 2, 3, 4, 6, 8, 12, 16, 24, 48)
+SERIES_LETTERS = ('A', 'B', 'Q', 'C')
+# The server's other PCI functions lspci reports: host bridge, the BMC's
+# VGA, a dual-port NIC, NVMe drives.
+OTHER_FUNCTIONS = (
+    {'address': '0000:00:00.0', 'vendor': '8086', 'device': '09a2',
+     'class': '060000'},
+    {'address': '0000:03:00.0', 'vendor': '1a03', 'device': '2000',
+     'class': '030000', 'revision': '52'},
+    {'address': '0000:17:00.0', 'vendor': '15b3', 'device': '101d',
+     'class': '020000'},
+    {'address': '0000:17:00.1', 'vendor': '15b3', 'device': '101d',
+     'class': '020000'},
+    {'address': '0000:60:00.0', 'vendor': '144d', 'device': 'a80a',
+     'class': '010802'},
+    {'address': '0000:61:00.0', 'vendor': '144d', 'device': 'a80a',
+     'class': '010802'},
+)
+
+
+def gpu_addresses(count: int) -> List[str]:
+    """PCI addresses of `count` GPUs, one per root port as servers have."""
+    return ['0000:{:02x}:00.0'.format(0x10 + index * 0x0c)
+            for index in range(count)]
+
+
+def vgpu_types(count: int) -> Dict[str, Dict[str, Any]]:
+    """`count` mdev types as the driver lists them on one VF."""
+    types = {}
+    for index in range(count):
+        framebuffer = FRAMEBUFFERS_GB[index % len(FRAMEBUFFERS_GB)]
+        letter = SERIES_LETTERS[index // len(FRAMEBUFFERS_GB) %
+                                len(SERIES_LETTERS)]
+        types['nvidia-{}'.format(FIRST_TYPE_ID + index)] = {
+            'name': 'NVIDIA L40S-{}{}'.format(framebuffer, letter),
+            'description': 'num_heads=4, frl_config=60, framebuffer={}M, '
+                           'max_resolution=7680x4320, max_instance={}'
+                           .format(framebuffer * 1024, 48 // framebuffer),
+            'available_instances': 1,
+        }
+    return types
+
+
+def type_to_map() -> str:
+    """The vGPU type every benchmark host maps its GPUs to."""
+    return 'nvidia-{}'.format(FIRST_TYPE_ID + 5)
+
+
+def gpu_host(gpus: int, vfs: int = 32, types: int = 40,
+             sysfs_noise: int = 0) -> Dict[str, Any]:
+    """A noble/Caracal compute host with `gpus` SR-IOV GPUs, the vGPU host
+    software attached, the charm related to nova-compute, and the
+    operator's mapping of one type onto every GPU. A host without GPUs
+    gets the same application-wide mapping (addresses it does not have),
+    as every GPU-less host of a mixed cloud does."""
+    addresses = gpu_addresses(gpus) or gpu_addresses(1)
+    per_vf = vgpu_types(types)
+    functions = [dict(function) for function in OTHER_FUNCTIONS]
+    for address in gpu_addresses(gpus):
+        functions.append({
+            'address': address, 'vendor': '10de', 'device': GPU_DEVICE,
+            'class': '030200', 'subsystem_vendor': '10de',
+            'subsystem_device': GPU_SUBSYSTEM, 'driver': 'nouveau',
+            'sriov': {'total_vfs': vfs, 'vf_mdev_types': per_vf}})
+    mapping = '{{{!r}: [{}]}}'.format(
+        type_to_map(), ', '.join(repr(address) for address in addresses))
+    return {
+        'name': '{} GPUs x {} VFs x {} types'.format(gpus, vfs, types),
+        'host': {'series': SERIES,
+                 'packages': {'nova-common': NOVA_COMMON},
+                 'kernel_modules': ['nouveau'],
+                 'pci': functions,
+                 'sysfs_noise': sysfs_noise},
+        'resources': {'nvidia-vgpu-software': {'deb': dict(DRIVER)}},
+        'relations': {'nova-vgpu': [{'remote_unit': 'nova-compute/0',
+                                     'data': {}}]},
+        'config': {'vgpu-device-mappings': mapping},
+    }
