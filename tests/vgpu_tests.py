@@ -4,11 +4,15 @@ Written against PyPI zaza only (zaza.model); tests.yaml names them by
 dotted path. Without NVIDIA GPUs (the default) they check what every
 host must do; with TEST_NVIDIA_VGPU_HOST_SW (path of the vGPU Manager
 .deb) and TEST_VGPU_DEVICE_MAPPINGS set for the model's GPUs, the
-hardware tests run too, and skip cleanly otherwise.
+hardware tests run too, and skip cleanly otherwise. Booting a guest on a
+vGPU also needs a whole cloud: its credentials in the usual OS_*
+variables, and TEST_VGPU_IMAGE and TEST_VGPU_NETWORK.
 """
+import json
 import os
 import re
 import unittest
+import uuid
 
 import zaza.model
 
@@ -22,6 +26,53 @@ INVALID_MAPPINGS = "{'nvidia-108': ['0000:c1:00.0\\n[DEFAULT]\\ndebug=true']}"
 VGPU_SECTION = re.compile(r'^\[(?:mdev|vgpu)_nvidia-\d+\]$', re.MULTILINE)
 TYPES_OPTION = re.compile(r'^enabled_(?:mdev|vgpu)_types\s*=', re.MULTILINE)
 TIMEOUT = 1800
+# Option names per nova major version, from Nova's virtual GPU guide:
+# Queens-Train one [devices] enabled_vgpu_types; Ussuri-Wallaby add
+# [vgpu_<type>] device_addresses; Xena on rename them to mdev.
+NOVA_USSURI, NOVA_XENA = 21, 24
+GUEST_TIMEOUT = 900
+
+
+def expected_nova_options(nova_version):
+    """(types option, per-type group prefix or None) for a nova-common
+    version such as 3:29.2.0-0ubuntu1."""
+    major = int(nova_version.split(':')[-1].split('.')[0])
+    if major >= NOVA_XENA:
+        return 'enabled_mdev_types', 'mdev_'
+    if major >= NOVA_USSURI:
+        return 'enabled_vgpu_types', 'vgpu_'
+    return 'enabled_vgpu_types', None
+
+
+def nova_version(unit_name):
+    result = zaza.model.run_on_unit(
+        unit_name, "dpkg-query -W -f='${Version}' nova-common")
+    return result['Stdout'].strip()
+
+
+def vgpu_flavor_specs(trait=None):
+    """Extra specs of a flavor asking for one vGPU (of a custom trait's
+    type, where the operator gave the type one)."""
+    specs = {'resources:VGPU': '1'}
+    if trait:
+        specs['trait:' + trait] = 'required'
+    return specs
+
+
+def domain_has_vgpu(domain_xml):
+    """Whether a libvirt domain holds a vGPU: an mdev hostdev, or on the
+    vendor-specific VFIO driver (Epoxy on) a PCI hostdev of a VF."""
+    return bool(re.search(
+        r"<hostdev[^>]*\btype=['\"](?:mdev|pci)['\"]", domain_xml))
+
+
+def guest_settings():
+    """Image and network for a test guest, when the cloud is there."""
+    if not (hardware_mappings() and os.environ.get('OS_AUTH_URL')):
+        return None
+    image = os.environ.get('TEST_VGPU_IMAGE')
+    network = os.environ.get('TEST_VGPU_NETWORK')
+    return (image, network) if image and network else None
 
 
 def hardware_mappings():
@@ -42,14 +93,35 @@ def nova_conf(unit_name):
     return zaza.model.file_contents(unit_name, NOVA_CONF)
 
 
+def subordinates_by_principal():
+    """{nova-compute unit: our unit beside it}, from the model status."""
+    status = zaza.model.get_status().applications[PRINCIPAL]
+    return {principal: name
+            for principal, unit in sorted(status.units.items())
+            for name in (unit.subordinates or {})
+            if name.startswith(APPLICATION + '/')}
+
+
 def subordinate_units():
     """Our units, by name, from the model status."""
-    status = zaza.model.get_status().applications[PRINCIPAL]
-    names = []
-    for principal in status.units.values():
-        names += [name for name in (principal.subordinates or {})
-                  if name.startswith(APPLICATION + '/')]
-    return sorted(names)
+    return sorted(subordinates_by_principal().values())
+
+
+def nova_conf_sections(settings):
+    """The nova.conf sections in what a unit published over nova-vgpu,
+    read the way charmhelpers' SubordinateConfigContext reads them."""
+    blob = json.loads(settings['subordinate_configuration'])
+    return blob['nova'][NOVA_CONF]['sections']
+
+
+def published_settings(principal, subordinate):
+    """What our unit published to this nova-compute unit."""
+    rid = zaza.model.get_relation_id(
+        PRINCIPAL, APPLICATION, remote_interface_name='nova-vgpu')
+    result = zaza.model.run_on_unit(
+        principal, 'relation-get --format=json -r {} - {}'.format(
+            rid, subordinate))
+    return json.loads(result['Stdout'])
 
 
 class VgpuSubordinateTest(unittest.TestCase):
@@ -91,6 +163,17 @@ class VgpuSubordinateTest(unittest.TestCase):
             else:
                 self.assertNotRegex(text, VGPU_SECTION)
                 self.assertNotRegex(text, TYPES_OPTION)
+
+    def test_nova_compute_receives_the_subordinate_configuration(self):
+        for principal, ours in subordinates_by_principal().items():
+            settings = published_settings(principal, ours)
+            sections = nova_conf_sections(settings)
+            if self.has_gpus:
+                self.assertIn('devices', sections)
+            else:
+                # The mapped addresses are no GPUs here: nothing for nova.
+                self.assertEqual(sections, {})
+                self.assertEqual(json.loads(settings['services']), [])
 
     def test_invalid_mappings_block_and_leave_nova_conf_alone(self):
         before = {unit: nova_conf(unit) for unit in self.principals}
@@ -154,4 +237,52 @@ class VgpuHardwareTest(unittest.TestCase):
         self.assertRegex(action.data['results']['output'],
                          r'^nvidia-\d+, [0-9a-f:.]+, ')
         for unit in zaza.model.get_units(PRINCIPAL):
-            self.assertRegex(nova_conf(unit.entity_id), TYPES_OPTION)
+            text = nova_conf(unit.entity_id)
+            option, prefix = expected_nova_options(
+                nova_version(unit.entity_id))
+            self.assertRegex(text, r'(?m)^{}\s*=\s*nvidia-\d+'.format(
+                option))
+            if prefix:
+                self.assertRegex(
+                    text, r'(?m)^\[{}nvidia-\d+\]$'.format(prefix))
+                self.assertRegex(text, r'(?m)^device_addresses\s*=\s*\S')
+
+
+@unittest.skipUnless(guest_settings(),
+                     'needs NVIDIA GPUs and a whole cloud: set '
+                     'TEST_NVIDIA_VGPU_HOST_SW, TEST_VGPU_DEVICE_MAPPINGS, '
+                     'OS_* credentials, TEST_VGPU_IMAGE, TEST_VGPU_NETWORK')
+class VgpuGuestTest(unittest.TestCase):
+    """A guest asking for resources:VGPU=1 boots on a vGPU.
+
+    Runs after VgpuHardwareTest (tests.yaml order): the driver is loaded
+    and nova has its vGPU settings. TEST_VGPU_TRAIT, if set, is the
+    custom trait the operator gave the mapped type in placement.
+    """
+
+    def test_guest_with_a_vgpu_flavor_gets_a_vgpu(self):
+        import openstack
+        image, network = guest_settings()
+        cloud = openstack.connect()
+        name = 'vgpu-test-' + uuid.uuid4().hex[:8]
+        flavor = cloud.create_flavor(name, ram=2048, vcpus=1, disk=10)
+        self.addCleanup(cloud.delete_flavor, flavor.id)
+        cloud.set_flavor_specs(
+            flavor.id, vgpu_flavor_specs(os.environ.get('TEST_VGPU_TRAIT')))
+        server = cloud.create_server(
+            name, image=image, flavor=flavor.id, network=network,
+            wait=True, timeout=GUEST_TIMEOUT)
+        self.addCleanup(cloud.delete_server, server.id, wait=True)
+        self.assertEqual(server.status, 'ACTIVE')
+        instance = cloud.compute.get_server(server.id).instance_name
+        hosting = []
+        for unit in zaza.model.get_units(PRINCIPAL):
+            result = zaza.model.run_on_unit(
+                unit.entity_id, 'sudo virsh dumpxml {} || true'.format(
+                    instance))
+            if '<domain' in result.get('Stdout', ''):
+                hosting.append((unit.entity_id, result['Stdout']))
+        self.assertEqual(len(hosting), 1, 'guest {} on {}'.format(
+            instance, [unit for unit, _ in hosting]))
+        self.assertTrue(domain_has_vgpu(hosting[0][1]),
+                        'no vGPU in the domain of ' + instance)

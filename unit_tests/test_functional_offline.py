@@ -3,6 +3,7 @@
 Runs where zaza is installed (tox -e func-noop does); elsewhere it is
 skipped, and says so.
 """
+import json
 import os
 
 import pytest
@@ -83,3 +84,71 @@ def test_series_and_release_are_ones_ubuntu_ships(config):
 def test_forced_deploys_name_real_bundles(config):
     forced = config.get('tests_options', {}).get('force_deploy', [])
     assert set(forced) <= set(bundle_names(config))
+
+
+@pytest.fixture(scope='module')
+def vgpu_tests():
+    import sys
+    sys.path.insert(0, REPO)
+    try:
+        import tests.vgpu_tests as module
+    finally:
+        sys.path.remove(REPO)
+    return module
+
+
+@pytest.mark.parametrize('version, option, prefix', [
+    ('2:17.0.13-0ubuntu5', 'enabled_vgpu_types', None),       # queens
+    ('2:21.2.4-0ubuntu2', 'enabled_vgpu_types', 'vgpu_'),     # ussuri
+    ('3:25.2.1-0ubuntu2', 'enabled_mdev_types', 'mdev_'),     # yoga
+    ('3:29.2.0-0ubuntu1', 'enabled_mdev_types', 'mdev_'),     # caracal
+])
+def test_hardware_test_expects_novas_option_names_per_release(
+        vgpu_tests, version, option, prefix):
+    assert vgpu_tests.expected_nova_options(version) == (option, prefix)
+
+
+def test_guest_flavor_asks_placement_for_one_vgpu(vgpu_tests):
+    assert vgpu_tests.vgpu_flavor_specs() == {'resources:VGPU': '1'}
+    assert vgpu_tests.vgpu_flavor_specs('CUSTOM_NVIDIA_108') == {
+        'resources:VGPU': '1', 'trait:CUSTOM_NVIDIA_108': 'required'}
+
+
+def test_guest_vgpu_is_found_in_its_libvirt_domain(vgpu_tests):
+    mdev = ("<domain type='kvm'><devices><hostdev mode='subsystem' "
+            "type='mdev' model='vfio-pci'><source><address "
+            "uuid='3f2a'/></source></hostdev></devices></domain>")
+    vf = ('<domain><devices><hostdev mode="subsystem" type="pci" '
+          'managed="no"/></devices></domain>')
+    plain = ("<domain><devices><disk type='file'/><interface "
+             "type='bridge'/></devices></domain>")
+    assert vgpu_tests.domain_has_vgpu(mdev)
+    assert vgpu_tests.domain_has_vgpu(vf)
+    assert not vgpu_tests.domain_has_vgpu(plain)
+
+
+def test_guest_test_skips_without_a_gpu_cloud(vgpu_tests, monkeypatch):
+    for name in ('TEST_NVIDIA_VGPU_HOST_SW', 'OS_AUTH_URL',
+                 'TEST_VGPU_IMAGE'):
+        monkeypatch.delenv(name, raising=False)
+    assert vgpu_tests.guest_settings() is None
+    monkeypatch.setenv('TEST_NVIDIA_VGPU_HOST_SW', '/tmp/vgpu.deb')
+    monkeypatch.setenv('TEST_VGPU_DEVICE_MAPPINGS', "{'nvidia-108': []}")
+    monkeypatch.setenv('OS_AUTH_URL', 'https://keystone.example:5000/v3')
+    monkeypatch.setenv('TEST_VGPU_IMAGE', 'jammy')
+    monkeypatch.setenv('TEST_VGPU_NETWORK', 'private')
+    assert vgpu_tests.guest_settings() == ('jammy', 'private')
+
+
+def test_published_sections_are_read_as_nova_compute_reads_them(
+        vgpu_tests):
+    settings = {'services': '["nvidia-vgpu-mgr"]',
+                'subordinate_configuration': json.dumps({'nova': {
+                    '/etc/nova/nova.conf': {'sections': {'devices': [
+                        ['enabled_mdev_types', 'nvidia-108']]}}}})}
+    assert vgpu_tests.nova_conf_sections(settings) == {
+        'devices': [['enabled_mdev_types', 'nvidia-108']]}
+
+
+def test_guest_test_has_its_cloud_client():
+    import openstack  # noqa: F401  (tests/requirements.txt)
