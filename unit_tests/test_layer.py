@@ -29,9 +29,8 @@ def test_metadata_is_a_nova_compute_subordinate():
     assert metadata['subordinate'] is True
     assert metadata['provides'] == {
         'nova-vgpu': {'interface': 'nova-vgpu', 'scope': 'container'}}
-    # No juju-info: `juju integrate nova-compute-nvidia-vgpu nova-compute`
-    # must have exactly one way to go.
-    assert 'requires' not in metadata
+    assert metadata['requires'] == {
+        'juju-info': {'interface': 'juju-info', 'scope': 'container'}}
     assert metadata['series'] == ['bionic', 'focal', 'jammy', 'noble']
     assert metadata['min-juju-version'] == '2.9.0'
     assert 'openstack' in metadata['tags']
