@@ -168,15 +168,20 @@ def test_a_profiled_run_measures_each_hook_process(tmp_path):
         step['relation_sets'] for step in output['steps']]
 
 
-def test_a_bare_program_is_spared_the_charmhelpers_patch(tmp_path):
-    """Benchmark floors that read files import nothing they do not use."""
+def test_charmhelpers_is_patched_on_import_and_not_in_bare_programs(
+        tmp_path):
+    """Hooks get the simulated host's answers from charmhelpers without
+    importing it up front; benchmark floors get no patch at all."""
     from sim import runner, scenario as scenarios
     simulation = runner.Simulation(
         scenarios.load(os.path.join(SCENARIOS, 'no-gpu.yaml')), REPO,
         work_dir=str(tmp_path / 'sandbox'))
     simulation.setup()
-    probe = [sys.executable, '-c', 'import sys; '
-             'sys.exit(1 if "charmhelpers" in sys.modules else 0)']
+    probe = [sys.executable, '-c', 'import sys\n'
+             'early = "charmhelpers" in sys.modules\n'
+             'import charmhelpers.osplatform as platform\n'
+             'patched = platform.get_platform.__name__ == "<lambda>"\n'
+             'sys.exit(2 if early else 0 if patched else 1)\n']
     with contextlib.redirect_stderr(io.StringIO()):
-        assert simulation.run_program(probe) == 1
-        assert simulation.run_program(probe, bare=True) == 0
+        assert simulation.run_program(probe) == 0
+        assert simulation.run_program(probe, bare=True) == 1

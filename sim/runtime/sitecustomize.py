@@ -4,44 +4,72 @@ The simulator plays an Ubuntu compute host with systemd; the machine it
 runs on may be Debian in a container. charmhelpers asks the machine
 itself three questions that must get the simulated host's answers.
 """
+import importlib.abc
 import os
+import sys
 
-try:
-    if os.environ.get('SIM_NO_CHARMHELPERS'):
-        # A benchmark's bare floor process: nothing to patch, nothing to
-        # import that it would not import itself.
-        raise ImportError
-    import charmhelpers.osplatform as _osplatform
-except ImportError:  # a process without charmhelpers: nothing to do
-    _osplatform = None
+_SERIES = os.environ.get('SIM_SERIES', 'jammy')
+_VERSIONS = {'bionic': '18.04', 'focal': '20.04', 'jammy': '22.04',
+             'noble': '24.04'}
 
-if _osplatform is not None:
+
+def _lsb_release():
+    return {'DISTRIB_ID': 'Ubuntu',
+            'DISTRIB_RELEASE': _VERSIONS.get(_SERIES, ''),
+            'DISTRIB_CODENAME': _SERIES,
+            'DISTRIB_DESCRIPTION': 'Ubuntu ' + _VERSIONS.get(_SERIES, '')}
+
+
+def _patch_osplatform(module):
     # charmhelpers 1.2.1 refuses to import core.host on Debian.
-    _osplatform.get_platform = lambda: 'ubuntu'
-    import charmhelpers.core.host as _host
+    module.get_platform = lambda: 'ubuntu'
 
+
+def _patch_host(module):
     # Service checks use systemctl (faked) on a systemd host.
-    _host.init_is_systemd = lambda service_name=None: True
+    module.init_is_systemd = lambda service_name=None: True
+    module.lsb_release = _lsb_release
 
-    _SERIES = os.environ.get('SIM_SERIES', 'jammy')
-    _VERSIONS = {'bionic': '18.04', 'focal': '20.04', 'jammy': '22.04',
-                 'noble': '24.04'}
 
-    def _lsb_release():
-        return {'DISTRIB_ID': 'Ubuntu',
-                'DISTRIB_RELEASE': _VERSIONS.get(_SERIES, ''),
-                'DISTRIB_CODENAME': _SERIES,
-                'DISTRIB_DESCRIPTION': 'Ubuntu ' + _VERSIONS.get(_SERIES, '')}
+_PATCHES = {'charmhelpers.osplatform': _patch_osplatform,
+            'charmhelpers.core.host': _patch_host}
 
-    _host.lsb_release = _lsb_release
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Patch those modules as they are imported, before any importer sees
+    them: a process pays only for the charmhelpers it imports itself."""
+
+    def find_spec(self, name, path, target=None):
+        if name not in _PATCHES:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, 'find_spec'):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _PATCHES[name](module)
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if not os.environ.get('SIM_NO_CHARMHELPERS'):
+    # (A benchmark's bare floor process gets no patch at all.)
+    sys.meta_path.insert(0, _PatchOnImport())
 
 
 def _profile_to(path):
     """SIM_PROFILE (benchmarks): at exit, write this process's own CPU
     time, peak memory, the programs it started and the files it opened
-    under /sys, as JSON. The variable
-    is taken out of the environment so that Python children (a boot unit
-    started from a hook) do not overwrite the hook's figures."""
+    under /sys, as JSON. The variable is taken out of the environment so
+    that Python children (a boot unit started from a hook) do not
+    overwrite the hook's figures."""
     import atexit
     import json
     import resource
