@@ -22,6 +22,9 @@ RELATION_HOOKS = ('created', 'joined', 'changed', 'departed', 'broken')
 
 # What layer:openstack adds to every charm built on it.
 LAYER_OPENSTACK_REQUIRES = {'certificates': {'interface': 'tls-certificates'}}
+# Published interface layers the build fetches, played by emulation/.
+EMULATED_INTERFACES = {'tls-certificates': 'tls_certificates.py',
+                       'juju-info': 'juju_info.py'}
 LAYER_OPENSTACK_OPTIONS = {
     'debug': {'type': 'boolean', 'default': False},
     'verbose': {'type': 'boolean', 'default': False},
@@ -55,6 +58,18 @@ def endpoints(metadata: Dict[str, Any]) -> List[str]:
     return names
 
 
+def _emulate_interface(charm_dir: str, name: str) -> None:
+    """A published interface layer (requires side) from emulation/."""
+    if name not in EMULATED_INTERFACES:
+        raise ValueError('interface:{} is neither in interfaces/ nor '
+                         'emulated in sim/emulation'.format(name))
+    directory = os.path.join(charm_dir, 'hooks', 'relations', name)
+    os.makedirs(directory)
+    shutil.copy(os.path.join(EMULATION, EMULATED_INTERFACES[name]),
+                os.path.join(directory, 'requires.py'))
+    open(os.path.join(directory, '__init__.py'), 'w').close()
+
+
 def assemble_from_source(repo_root: str, charm_dir: str) -> None:
     """Lay out src/ as a built charm would be, layers emulated."""
     src = os.path.join(repo_root, 'src')
@@ -78,19 +93,18 @@ def assemble_from_source(repo_root: str, charm_dir: str) -> None:
     actions.update(_load(os.path.join(src, 'actions.yaml')))
     _dump(os.path.join(charm_dir, 'actions.yaml'), actions)
 
-    for include in layer.get('includes', []):
-        if include.startswith('interface:'):
-            name = include.split(':', 1)[1]
+    interfaces = [include.split(':', 1)[1]
+                  for include in layer.get('includes', [])
+                  if include.startswith('interface:')]
+    for name in interfaces:
+        if os.path.isdir(os.path.join(repo_root, 'interfaces', name)):
             shutil.copytree(os.path.join(repo_root, 'interfaces', name),
                             os.path.join(charm_dir, 'hooks', 'relations',
                                          name))
-
-    certificates = os.path.join(charm_dir, 'hooks', 'relations',
-                                'tls-certificates')
-    os.makedirs(certificates)
-    shutil.copy(os.path.join(EMULATION, 'tls_certificates.py'),
-                os.path.join(certificates, 'requires.py'))
-    open(os.path.join(certificates, '__init__.py'), 'w').close()
+        else:
+            _emulate_interface(charm_dir, name)
+    # layer:openstack's own include.
+    _emulate_interface(charm_dir, 'tls-certificates')
 
     layer_lib = os.path.join(charm_dir, 'lib', 'charms', 'layer')
     os.makedirs(layer_lib, exist_ok=True)

@@ -62,6 +62,9 @@ def test_layer_builds_on_layer_openstack_in_a_venv():
     layer = load('layer.yaml')
     assert 'layer:openstack' in layer['includes']
     assert 'interface:nova-vgpu' in layer['includes']
+    # The subordinate's container relation needs its interface layer, or
+    # charms.reactive logs an error in every hook.
+    assert 'interface:juju-info' in layer['includes']
     assert os.path.isfile(os.path.join(REPO, 'interfaces', 'nova-vgpu',
                                        'provides.py'))
     assert layer['options']['basic']['use_venv'] is True

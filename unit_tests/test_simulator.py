@@ -4,6 +4,7 @@ import contextlib
 import io
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -185,3 +186,16 @@ def test_charmhelpers_is_patched_on_import_and_not_in_bare_programs(
     with contextlib.redirect_stderr(io.StringIO()):
         assert simulation.run_program(probe) == 0
         assert simulation.run_program(probe, bare=True) == 1
+
+
+def test_every_endpoint_has_its_interface_layer():
+    """charms.reactive logs 'ERROR Unable to find implementation for
+    relation' in every hook for an endpoint without one."""
+    done = subprocess.run(
+        [sys.executable, '-m', 'sim',
+         os.path.join(SCENARIOS, 'two-v100-yoga.yaml')],
+        cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0
+    assert 'Reactive main running for hook install' in done.stderr
+    assert 'Unable to find implementation' not in done.stderr
+    assert 'Hook error' not in done.stderr

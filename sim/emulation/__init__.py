@@ -1,4 +1,5 @@
-"""What `charm build` would bring from layer:basic and layer:openstack.
+"""What `charm build` would bring from layer:basic, layer:openstack and the
+published interface layers (tls-certificates, juju-info).
 
 These files are copied into the simulated charm directory when the
 simulator runs the layer in src/ (not with --charm-dir, where the real
