@@ -47,11 +47,17 @@ def main(argv=None) -> int:
 
 
 def _rerun_isolated(argv) -> int:
-    """A built charm's real layer:basic bootstrap copies bin/charm-env to
-    /usr/local/sbin as root; run it in a private mount namespace with a
-    throw-away /usr/local/sbin so nothing reaches this machine."""
-    command = ('mount -t tmpfs tmpfs /usr/local/sbin && exec "$0" -m sim '
-               '"$@"')
+    """A built charm's real layer:basic bootstrap writes as root outside
+    the charm: bin/charm-env to /usr/local/sbin, and on upgrade-charm
+    /root/.pydistutils.cfg. Run it in a private mount namespace with a
+    throw-away /usr/local/sbin and /root overlaid by a throw-away layer
+    (the interpreter may live under /root), so nothing reaches this
+    machine."""
+    command = ('mount -t tmpfs tmpfs /usr/local/sbin && '
+               'mount -t tmpfs tmpfs /mnt && mkdir /mnt/upper /mnt/work && '
+               'mount -t overlay overlay -o lowerdir=/root,'
+               'upperdir=/mnt/upper,workdir=/mnt/work /root && '
+               'exec "$0" -m sim "$@"')
     try:
         done = subprocess.run(
             ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',

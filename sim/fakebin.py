@@ -37,7 +37,7 @@ HOOK_TOOLS = (
 HOST_COMMANDS = (
     'apt-cache', 'apt-config', 'apt-get', 'dpkg', 'dpkg-query', 'lsmod',
     'mdevctl', 'modprobe', 'nc', 'rmmod', 'service', 'sriov-manage',
-    'systemctl', 'touch', 'update-initramfs',
+    'systemctl', 'touch', 'update-initramfs', 'virtualenv',
 )
 # Real, read-only tools run as they are (recorded): lspci is pointed at the
 # generated sysfs tree, dpkg-deb only inspects files.
@@ -643,6 +643,27 @@ def cmd_touch(state, argv):
                 name))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         open(path, 'a').close()
+
+
+def cmd_virtualenv(state, argv):
+    """The host's virtualenv, which a built charm's layer:basic runs to
+    rebuild its venv on upgrade-charm: a venv of the simulator's
+    interpreter (the one the built charm's first venv was made with),
+    inside the sandbox only."""
+    opts, args = parse(argv, (), ('--never-download', '-ppython3',
+                                  '--system-site-packages'))
+    if len(args) != 1:
+        raise Exit(2, 'virtualenv: give one destination\n')
+    target = os.path.abspath(args[0])
+    if not target.startswith(HOST_ROOT + os.sep):
+        raise Exit(1, 'virtualenv: {} is outside the simulated host\n'
+                   .format(args[0]))
+    command = [os.environ['SIM_PYTHON'], '-m', 'venv', target]
+    if '--system-site-packages' in opts:
+        command.append('--system-site-packages')
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        raise Exit(done.returncode, done.stderr)
 
 
 def cmd_service(state, argv):

@@ -108,6 +108,8 @@ def test_update_status_and_a_plain_upgrade_do_nothing_needless():
     for step in steps_named(output, 'update-status')[:3]:
         assert step['commands'] == common + [['lspci', '-Dmmnn']] + checks
         assert step['relation_sets'] == 0
+    # The charm's own code; a built charm's layer:basic also reinstalls
+    # its packages and venv on upgrade-charm (sim/README.md).
     upgrade = steps_named(output, 'upgrade-charm')[0]
     assert upgrade['relation_sets'] == 0
     assert changing(upgrade['commands']) == []

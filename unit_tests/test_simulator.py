@@ -199,3 +199,24 @@ def test_every_endpoint_has_its_interface_layer():
     assert 'Reactive main running for hook install' in done.stderr
     assert 'Unable to find implementation' not in done.stderr
     assert 'Hook error' not in done.stderr
+
+
+def test_virtualenv_for_a_built_charms_upgrade_stays_in_the_sandbox(
+        tmp_path):
+    """layer:basic rebuilds its venv with the host's virtualenv on
+    upgrade-charm; the simulator's makes it inside the sandbox only."""
+    from sim import runner, scenario as scenarios
+    simulation = runner.Simulation(
+        scenarios.load(os.path.join(SCENARIOS, 'no-gpu.yaml')), REPO,
+        work_dir=str(tmp_path / 'sandbox'))
+    simulation.setup()
+    tool = os.path.join(simulation.bin_dir, 'virtualenv')
+    outside = str(tmp_path / 'outside-venv')
+    inside = simulation.host_root + runner.AGENT_DIR + '/.venv'
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert simulation.run_program(
+            [tool, '-ppython3', '--never-download', outside]) == 1
+        assert simulation.run_program(
+            [tool, '-ppython3', '--never-download', inside]) == 0
+    assert not os.path.exists(outside)
+    assert os.path.isfile(os.path.join(inside, 'bin', 'python'))
