@@ -70,11 +70,13 @@ class State:
         fcntl.flock(self._lock, fcntl.LOCK_EX)
         with open(STATE) as stream:
             self.data = json.load(stream)
+        self._packages = dict(self.data['host']['packages'])
         return self.data
 
     def __exit__(self, *exc):
         if exc[0] is None:
-            write_dpkg_status(HOST_ROOT, self.data['host']['packages'])
+            if self.data['host']['packages'] != self._packages:
+                write_dpkg_status(HOST_ROOT, self.data['host']['packages'])
             tmp = STATE + '.tmp'
             with open(tmp, 'w') as stream:
                 json.dump(self.data, stream, indent=1, sort_keys=True)

@@ -312,7 +312,9 @@ class Simulation:
             self.log_path) else 0
         environment = self._environment(extra)
         if self.profile:
-            before = self._usage(environment)
+            environment['SIM_PROFILE'] = os.path.join(self.meta,
+                                                      'profile.json')
+            before = self._usage(environment['SIM_PROFILE'])
         try:
             done = subprocess.run(argv, cwd=self.charm_dir,
                                   env=environment, input=stdin,
@@ -323,8 +325,8 @@ class Simulation:
             code, stderr = 124, 'timed out\n'
         if self.profile:
             self.measurements.append(dict(
-                self._usage_since(before, environment), label=label,
-                exit_code=code))
+                self._usage_since(before, environment['SIM_PROFILE']),
+                label=label, exit_code=code))
         sys.stderr.write('--- {} (exit {})\n'.format(label, code))
         if os.path.exists(self.log_path):
             with open(self.log_path) as stream:
@@ -333,26 +335,24 @@ class Simulation:
         sys.stderr.write(stderr)
         return code
 
-    def _usage(self, environment: Dict[str, str]) -> Dict[str, Any]:
+    def _usage(self, profile: str) -> Dict[str, Any]:
         """Counters before a hook process, for _usage_since."""
-        environment['SIM_PROFILE'] = os.path.join(self.meta, 'profile.json')
-        if os.path.exists(environment['SIM_PROFILE']):
-            os.remove(environment['SIM_PROFILE'])
+        if os.path.exists(profile):
+            os.remove(profile)
         return {'sets': self._load()['relation_sets'],
                 'commands': _lines(self.commands_path),
-                'logs': _lines(self.log_path),
                 'children': resource.getrusage(resource.RUSAGE_CHILDREN),
                 'clock': time.perf_counter()}
 
     def _usage_since(self, before: Dict[str, Any],
-                     environment: Dict[str, str]) -> Dict[str, Any]:
+                     profile: str) -> Dict[str, Any]:
         """What one hook process cost: wall time, its own CPU time and
         peak memory, with its children's CPU, what it started, the hook
         tools and host commands among that, relation-sets."""
         wall = time.perf_counter() - before['clock']
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
-            with open(environment['SIM_PROFILE']) as stream:
+            with open(profile) as stream:
                 own = json.load(stream)
         except (OSError, ValueError):
             own = {'cpu_s': None, 'max_rss_kib': None, 'spawned': None,
@@ -375,7 +375,6 @@ class Simulation:
                            if entry['kind'] == 'tool'],
             'host_commands': [entry['argv'] for entry in entries
                               if entry['kind'] == 'host'],
-            'juju_log_calls': _lines(self.log_path) - before['logs'],
             'relation_sets': self._load()['relation_sets'] - before['sets'],
         }
 

@@ -22,12 +22,14 @@ def _sriov_records(gpu: str, vfs: List[str]) -> List[Dict[str, object]]:
     """One record per type over a GPU's VFs. Every VF of a GPU offers the
     same types: names and descriptions are read on the first VF only,
     free instances on each."""
-    if sysfs.creatable_vgpu_types(vfs[0]) is not None:
+    table = sysfs.creatable_vgpu_types(vfs[0])
+    if table is not None:
+        tables = [table] + [sysfs.creatable_vgpu_types(vf) or {}
+                            for vf in vfs[1:]]
         return vgpu_types.gpu_records(gpu, [
             [vgpu_types.VgpuType('nvidia-{}'.format(number), vf, name, '', 1)
-             for number, name in sorted(
-                 sysfs.creatable_vgpu_types(vf).items())]
-            for vf in vfs])
+             for number, name in sorted(table.items())]
+            for vf, table in zip(vfs, tables)])
     first = sysfs.read_mdev_types(vfs[0])
     known = {found.type_id: found for found in first}
     return vgpu_types.gpu_records(gpu, [first] + [
