@@ -52,16 +52,17 @@ def test_types_come_out_in_numeric_order():
 HOSTILE = [
     # nova.conf section breaks, newlines, '=', brackets
     ('{"nvidia-35": ["0000:84:00.0\\n[DEFAULT]\\ndebug = true"]}',
-     'is not a full PCI address'),
+     "holds '\\n' (U+000A, a control character) at character 13"),
     ('{"nvidia-35]\\n[DEFAULT": ["0000:84:00.0"]}',
-     'is not a vGPU type name'),
+     "the vGPU type 'nvidia-35]\\n[DEFAULT' holds '\\n'"),
     ('{"nvidia-35": ["0000:84:00.0,0000:85:00.0"]}',
      'is not a full PCI address'),
     ('{"nvidia-35 = x": ["0000:84:00.0"]}', 'is not a vGPU type name'),
     ('{"[nvidia-35]": ["0000:84:00.0"]}', 'is not a vGPU type name'),
     ('{"nvidia-35": ["[0000:84:00.0]"]}', 'is not a full PCI address'),
-    ('{"nvidia-35": ["0000:84:00.0\\r"]}', 'is not a full PCI address'),
-    ('{"nvidia-35\\u2028": ["0000:84:00.0"]}', 'is not a vGPU type name'),
+    ('{"nvidia-35": ["0000:84:00.0\\r"]}', "holds '\\r' (U+000D"),
+    ('{"nvidia-35\\u2028": ["0000:84:00.0"]}',
+     "holds '\\u2028' (U+2028, LINE SEPARATOR) at character 10"),
     # interpolation
     ('{"nvidia-35": ["%(host)s"]}', 'is not a full PCI address'),
     ('{"nvidia-35": ["${HOME}"]}', 'is not a full PCI address'),
@@ -255,7 +256,7 @@ class TestSelectors:
         ('10de:1db4:10de:1214:0000', 'is not a full PCI address'),
         ('10de:1db', 'is not a full PCI address'),
         ('10de:*', 'is not a full PCI address'),
-        ('10de:1db4\\n[DEFAULT]', 'is not a full PCI address'),
+        ('10de:1db4\\n[DEFAULT]', "holds '\\n'"),
     ])
     def test_selectors_have_a_fixed_grammar(self, entry, reason):
         with pytest.raises(MappingError) as error:
@@ -303,3 +304,74 @@ class TestSelectors:
         assert host.mappings == {'nvidia-697': ['0000:41:00.4',
                                                 '0000:41:00.5']}
         assert host.sriov_gpus == {'nvidia-697': ['0000:41:00.0']}
+
+
+class TestOnlyPrintableAscii:
+    """Python's '$' matches before a final newline: every grammar must
+    hold for the whole string, and any other character is refused by
+    name and place (issue: one pasted newline stopped nova-compute)."""
+
+    @pytest.mark.parametrize('text, where, character', [
+        # JSON escapes: the parsed value holds the real character
+        ('{"nvidia-108\\n": ["0000:84:00.0"]}',
+         "the vGPU type 'nvidia-108\\n'", "'\\n' (U+000A"),
+        ('{"nvidia-108": ["0000:84:00.0\\n"]}',
+         "the entry '0000:84:00.0\\n' under 'nvidia-108'", "'\\n' (U+000A"),
+        ('{"nvidia-108": ["10de:1db4\\n"]}',
+         "the entry '10de:1db4\\n' under 'nvidia-108'", "'\\n' (U+000A"),
+        ('{"nvidia-108": ["0000:84:00.0\\r"]}', "the entry",
+         "'\\r' (U+000D"),
+        ('{"nvidia-108": ["0000:84:00.0\\t"]}', "the entry",
+         "'\\t' (U+0009"),
+        ('{"nvidia-108": ["\\u00000000:84:00.0"]}', "the entry",
+         "'\\x00' (U+0000, a control character) at character 1"),
+        ('{"nvidia-108\\u0000": ["0000:84:00.0"]}', "the vGPU type",
+         "'\\x00' (U+0000"),
+        # YAML double-quoted escapes and a block scalar's final newline
+        ('nvidia-108: ["0000:84:00.0\\x85"]', "the entry",
+         "'\\x85' (U+0085"),
+        ('nvidia-108: ["0000:84:00.0\\_"]', "the entry",
+         "'\\xa0' (U+00A0, NO-BREAK SPACE)"),
+        ('nvidia-108:\n- |\n  0000:84:00.0\n',
+         "the entry '0000:84:00.0\\n'", "'\\n' (U+000A"),
+        # look-alikes: non-ASCII digits and dashes, a byte-order mark
+        ('{"nvidia\u2013108": ["0000:84:00.0"]}', "the vGPU type",
+         "'\\u2013' (U+2013, EN DASH) at character 7"),
+        ('{"nvidia-\u0661\u0660\u0668": ["0000:84:00.0"]}', "the vGPU type",
+         "'\\u0661' (U+0661, ARABIC-INDIC DIGIT ONE)"),
+        ('{"nvidia-108": ["0000:84:00.\uff10"]}', "the entry",
+         "'\\uff10' (U+FF10, FULLWIDTH DIGIT ZERO)"),
+        ('{"nvidia-108": ["\ufeff0000:84:00.0"]}', "the entry",
+         "'\\ufeff' (U+FEFF, ZERO WIDTH NO-BREAK SPACE)"),
+    ])
+    def test_the_character_and_where_it_is_are_named(self, text, where,
+                                                     character):
+        with pytest.raises(MappingError) as error:
+            parse(text)
+        message = str(error.value)
+        assert where in message and character in message
+        assert 'printable ASCII only' in message
+        # the status line itself stays one line of printable ASCII
+        assert all(' ' <= c <= '~' for c in message)
+
+    @pytest.mark.parametrize('pattern, valid', [
+        (mappings.TYPE_NAME, 'nvidia-108'),
+        (mappings.PCI_ADDRESS, '0000:84:00.0'),
+        (mappings.SELECTOR, '10de:1db4'),
+        (mappings.SELECTOR, '10de:1db4:10de:1214'),
+    ])
+    def test_no_grammar_accepts_a_final_newline(self, pattern, valid):
+        assert pattern.fullmatch(valid)
+        for suffix in ('\n', '\r\n', ' ', '\x00'):
+            assert not pattern.fullmatch(valid + suffix)
+
+    def test_comments_may_hold_any_text(self):
+        assert parse('# GRID V100-8Q \u2013 caf\u00e9\n'
+                     'nvidia-108: [0000:84:00.0]  # \u2705\n') == {
+            'nvidia-108': ['0000:84:00.0']}
+
+    @pytest.mark.parametrize('text', ['\x1c', ' \x1f ', '\x00'])
+    def test_only_blank_text_means_no_types(self, text):
+        # str.strip() strips '\x1c' and '\x1f' too, YAML refuses them
+        with pytest.raises(MappingError):
+            parse(text)

@@ -11,22 +11,11 @@ import charmhelpers.core.hookenv as hookenv
 from charmhelpers.contrib.openstack.context import SubordinateConfigContext
 
 from nvidia_vgpu import mappings, nova_config
+from nova_conf import SECTION_EPHEMERAL
 
 WANTED = mappings.parse("{'nvidia-35': ['0000:84:00.0', '0000:85:00.0'], "
                         "'nvidia-36': ['0000:86:00.0']}")
 ONE_TYPE = mappings.parse("{'nvidia-108': ['0000:84:00.0']}")
-
-# charm-nova-compute's templates/parts/section-ephemeral, as described in
-# ../shared/reference/nova-vgpu-config.md section 3: raw, no escaping.
-SECTION_EPHEMERAL = (
-    '{% for section in sections -%}\n'
-    '{% if section != "DEFAULT" -%}\n'
-    '[{{ section }}]\n'
-    '{% for key, value in sections[section] -%}\n'
-    '{{ key }} = {{ value }}\n'
-    '{% endfor %}\n'
-    '{% endif %}\n'
-    '{%- endfor %}\n')
 
 
 def consume(fake_commands, published):

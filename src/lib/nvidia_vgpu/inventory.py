@@ -45,7 +45,7 @@ def list_vgpu_types(gpus: List[pci.PciFunction],
     chosen = gpus
     if pci_address:
         wanted = pci_address.strip().lower()
-        if not mappings.PCI_ADDRESS.match(wanted):
+        if not mappings.PCI_ADDRESS.fullmatch(wanted):
             raise ValueError(
                 'pci-address {!r} is not a full PCI address such as '
                 '0000:84:00.0'.format(pci_address))

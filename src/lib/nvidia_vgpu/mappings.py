@@ -3,7 +3,10 @@
 nova-compute renders these values into nova.conf without escaping, so a
 newline, '[', ']' or '=' in a type or an address would let the option
 write arbitrary nova.conf. Nothing leaves this module unless every type
-and every address matches a fixed grammar.
+and every address matches a fixed grammar as a whole string: Python's
+'$' also matches before a final newline, so the grammar is applied with
+fullmatch, and any character outside printable ASCII is refused first,
+by name, before anything else is said about the value.
 
 The value is YAML (JSON is YAML): a mapping of vGPU type to a non-empty
 list of full PCI addresses. It is read as a YAML node tree, never through
@@ -11,6 +14,7 @@ YAML's type resolution: an unquoted 0000:41:00.0 is a base-60 float to a
 YAML 1.1 loader, and an operator should not have to know that.
 """
 import re
+import unicodedata
 from typing import Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 import yaml
@@ -20,13 +24,16 @@ MAX_TEXT_BYTES = 64 * 1024
 # Every node visited counts, aliases again each time they are used, so a
 # few anchors cannot expand into millions of entries.
 MAX_NODES = 10000
-TYPE_NAME = re.compile(r'^nvidia-[1-9][0-9]{0,4}$')
+# Whole-string grammars: use them with fullmatch() only.
+TYPE_NAME = re.compile(r'nvidia-[1-9][0-9]{0,4}', re.ASCII)
 PCI_ADDRESS = re.compile(
-    r'^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]$')
+    r'[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]', re.ASCII)
 # A GPU model instead of an address: vendor:device, optionally narrowed by
 # subsystem vendor:device, e.g. 10de:1db4 or 10de:1db4:10de:1214.
-SELECTOR = re.compile(r'^10de:[0-9a-f]{4}(?::[0-9a-f]{4}:[0-9a-f]{4})?$')
-ANY_SELECTOR = re.compile(r'^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){1,3}$')
+SELECTOR = re.compile(r'10de:[0-9a-f]{4}(?::[0-9a-f]{4}:[0-9a-f]{4})?',
+                      re.ASCII)
+ANY_SELECTOR = re.compile(r'[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){1,3}',
+                          re.ASCII)
 EXAMPLE = "{'nvidia-35': ['0000:84:00.0']}"
 
 Mappings = Dict[str, List[str]]
@@ -40,9 +47,33 @@ class MappingError(ValueError):
 
 
 def _shown(text: str) -> str:
-    """A value quoted for a status line: short, one line, no controls."""
-    clean = ''.join(c if c.isprintable() else '?' for c in text)
-    return repr(clean if len(clean) <= 40 else clean[:37] + '...')
+    """A value quoted for a status line: short, one line, ASCII, every
+    other character escaped as Python writes it ('\\n', '\\u2013')."""
+    return ascii(text if len(text) <= 40 else text[:37] + '...')
+
+
+# What to call characters Unicode gives no name (controls, mostly).
+_UNNAMED = {'Cc': 'a control character', 'Co': 'a private-use character',
+            'Cs': 'a surrogate'}
+
+
+def _printable_ascii(value: str, where: str) -> None:
+    """Refuse any character but printable ASCII, naming it and where.
+
+    Checked before the grammar so that the operator learns which
+    invisible or look-alike character (a pasted newline, a non-breaking
+    space, an en dash, a fullwidth digit) made the value wrong.
+    """
+    for position, character in enumerate(value, 1):
+        if ' ' <= character <= '~':
+            continue
+        kind = unicodedata.name(character, '') or _UNNAMED.get(
+            unicodedata.category(character), 'unassigned')
+        raise MappingError(
+            '{} holds {} (U+{:04X}, {}) at character {}; vGPU types and PCI '
+            'addresses are printable ASCII only: retype the value without '
+            'it'.format(where, ascii(character), ord(character), kind,
+                        position))
 
 
 def _check_no_tags(text: str) -> None:
@@ -61,6 +92,10 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
     where = ' at line {}, column {}'.format(
         mark.line + 1, mark.column + 1) if mark else ''
     problem = getattr(error, 'problem', None) or 'cannot be parsed'
+    # PyYAML quotes the offending character as it is: escape it, so the
+    # status stays one line of ASCII.
+    problem = ''.join(c if ' ' <= c <= '~' else ascii(c)[1:-1]
+                      for c in problem)
     return 'not valid YAML or JSON ({}{}); expected e.g. {}'.format(
         problem, where, EXAMPLE)
 
@@ -100,14 +135,18 @@ def _addresses(vgpu_type: str, node: yaml.Node, budget: _Budget
         budget.spend()
         address = _scalar(item, 'each PCI address of {}'.format(
             _shown(vgpu_type)))
+        _printable_ascii(address, 'the entry {} under {}'.format(
+            _shown(address), _shown(vgpu_type)))
         written, address = address, address.lower()
-        if ANY_SELECTOR.match(address) and not SELECTOR.match(address):
+        if (ANY_SELECTOR.fullmatch(address)
+                and not SELECTOR.fullmatch(address)):
             raise MappingError(
                 '{} under {} is not a GPU selector: write an NVIDIA '
                 'vendor:device id, e.g. 10de:1db4, optionally with the '
                 'subsystem, e.g. 10de:1db4:10de:1214'.format(
                     _shown(written), _shown(vgpu_type)))
-        if not (PCI_ADDRESS.match(address) or SELECTOR.match(address)):
+        if not (PCI_ADDRESS.fullmatch(address)
+                or SELECTOR.fullmatch(address)):
             raise MappingError(
                 '{} under {} is not a full PCI address '
                 'domain:bus:device.function, e.g. 0000:84:00.0, nor a GPU '
@@ -124,9 +163,13 @@ def parse(text: str) -> Mappings:
     Empty text means no vGPU types. Raises MappingError naming the
     offending key or value and how to fix it.
     """
-    if text is None or not str(text).strip():
+    if text is None:
         return {}
     text = str(text)
+    # ASCII blanks only: str.strip() would also take '\x1c' or '\u2028'
+    # for nothing, where YAML sees characters.
+    if not text.strip(' \t\r\n'):
+        return {}
     if len(text.encode('utf-8', 'replace')) > MAX_TEXT_BYTES:
         raise MappingError('longer than {} bytes'.format(MAX_TEXT_BYTES))
     _check_no_tags(text)
@@ -146,7 +189,9 @@ def parse(text: str) -> Mappings:
     for key_node, value_node in root.value:
         budget.spend()
         vgpu_type = _scalar(key_node, 'a vGPU type')
-        if not TYPE_NAME.match(vgpu_type):
+        _printable_ascii(vgpu_type, 'the vGPU type {}'.format(
+            _shown(vgpu_type)))
+        if not TYPE_NAME.fullmatch(vgpu_type):
             raise MappingError(
                 '{} is not a vGPU type name; NVIDIA types look like '
                 'nvidia-35 (see the list-vgpu-types action)'.format(
@@ -156,7 +201,7 @@ def parse(text: str) -> Mappings:
                                'once'.format(_shown(vgpu_type)))
         addresses = _addresses(vgpu_type, value_node, budget)
         for address in addresses:
-            if SELECTOR.match(address):
+            if SELECTOR.fullmatch(address):
                 continue  # checked against this host's GPUs, in for_host
             if address in owner:
                 raise MappingError(
@@ -230,7 +275,7 @@ def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
         addresses: List[str] = []
         reason: Dict[str, str] = {}
         for entry in entries:
-            if not SELECTOR.match(entry):
+            if not SELECTOR.fullmatch(entry):
                 addresses.append(entry)
                 continue
             matched = [g.address for g in by_address.values()

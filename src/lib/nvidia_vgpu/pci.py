@@ -17,9 +17,9 @@ GPU_CLASSES = ('0300', '0302')
 LSPCI_COMMAND = ('lspci', '-Dmmnn')
 
 _TOKEN = re.compile(r'"(?P<quoted>[^"]*)"|(?P<bare>\S+)')
-_NAMED_ID = re.compile(r'^(?:(?P<name>.*?) ?)?\[(?P<id>[0-9a-fA-F]{4})\]$')
-_BARE_ID = re.compile(r'^[0-9a-fA-F]{4}$')
-_ADDRESS = re.compile(r'^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$')
+_NAMED_ID = re.compile(r'(?:(?P<name>.*?) ?)?\[(?P<id>[0-9a-fA-F]{4})\]')
+_BARE_ID = re.compile(r'[0-9a-fA-F]{4}')
+_ADDRESS = re.compile(r'[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]')
 _MARKETING_NAME = re.compile(r'\[(?P<model>[^\]]+)\]$')
 
 
@@ -61,9 +61,9 @@ class PciFunction(NamedTuple):
 def _split_id(field: str) -> tuple:
     """("GV100GL [Tesla V100 PCIe 16GB]", "1db4") from a -nn field; a -n
     field has only the id, and a missing subsystem is empty."""
-    if _BARE_ID.match(field):
+    if _BARE_ID.fullmatch(field):
         return '', field.lower()
-    match = _NAMED_ID.match(field)
+    match = _NAMED_ID.fullmatch(field)
     if match:
         return (match.group('name') or ''), match.group('id').lower()
     return field, ''
@@ -86,7 +86,7 @@ def parse_lspci(text: str) -> List[PciFunction]:
                 address = match.group('bare').lower()
             else:
                 options.append(match.group('bare'))
-        if not address or not _ADDRESS.match(address) or len(quoted) < 3:
+        if not address or not _ADDRESS.fullmatch(address) or len(quoted) < 3:
             continue
         class_name, class_id = _split_id(quoted[0])
         vendor_name, vendor_id = _split_id(quoted[1])
