@@ -22,7 +22,20 @@ NOVA_CONF = '/etc/nova/nova.conf'
 RESOURCE = 'nvidia-vgpu-software'
 # Valid on any host; addresses not on a host are left out of its config.
 DEFAULT_MAPPINGS = "{'nvidia-108': ['0000:c1:00.0']}"
-INVALID_MAPPINGS = "{'nvidia-108': ['0000:c1:00.0\\n[DEFAULT]\\ndebug=true']}"
+# Hostile values, each holding a real control character once the charm
+# parses it: JSON/YAML double-quoted escapes (the Python text holds the
+# backslash sequence the operator would type) and a YAML block scalar's
+# final newline. Each must be refused naming the character; nova.conf
+# must not change.
+HOSTILE_MAPPINGS = [
+    ('{"nvidia-108": ["0000:c1:00.0\\n[DEFAULT]\\ndebug=true"]}', '\n'),
+    ('{"nvidia-108\\n": ["0000:c1:00.0"]}', '\n'),
+    ('{"nvidia-108": ["0000:c1:00.0\\r"]}', '\r'),
+    ('{"nvidia-108": ["0000:c1:00.0\\t"]}', '\t'),
+    ('{"nvidia-108": ["\\u00000000:c1:00.0"]}', '\x00'),
+    ('{"nvidia-108": ["10de:1db4\\n"]}', '\n'),
+    ('nvidia-108:\n- |\n  0000:c1:00.0\n', '\n'),
+]
 VGPU_SECTION = re.compile(r'^\[(?:mdev|vgpu)_nvidia-\d+\]$', re.MULTILINE)
 TYPES_OPTION = re.compile(r'^enabled_(?:mdev|vgpu)_types\s*=', re.MULTILINE)
 TIMEOUT = 1800
@@ -124,6 +137,34 @@ def published_settings(principal, subordinate):
     return json.loads(result['Stdout'])
 
 
+def refusal_pattern(character):
+    """The start of the status naming this character, as a regex."""
+    return '^Invalid vgpu-device-mappings: the .* holds {} '.format(
+        re.escape(ascii(character)))
+
+
+def assert_hostile_mappings_refused(test):
+    """Each hostile value blocks every unit naming its character, and no
+    principal's nova.conf changes; the previous value is put back."""
+    principals = [unit.entity_id for unit in zaza.model.get_units(PRINCIPAL)]
+    before = {unit: nova_conf(unit) for unit in principals}
+    config = zaza.model.get_application_config(APPLICATION)
+    previous = config['vgpu-device-mappings']['value']
+    try:
+        for value, character in HOSTILE_MAPPINGS:
+            zaza.model.set_application_config(
+                APPLICATION, {'vgpu-device-mappings': value})
+            for unit in subordinate_units():
+                zaza.model.block_until_unit_wl_message_match(
+                    unit, refusal_pattern(character), timeout=TIMEOUT)
+            zaza.model.block_until_all_units_idle()
+            for unit in principals:
+                test.assertEqual(nova_conf(unit), before[unit])
+    finally:
+        zaza.model.set_application_config(
+            APPLICATION, {'vgpu-device-mappings': previous})
+
+
 class VgpuSubordinateTest(unittest.TestCase):
     """What every host does, with or without NVIDIA GPUs."""
 
@@ -176,22 +217,7 @@ class VgpuSubordinateTest(unittest.TestCase):
                 self.assertEqual(json.loads(settings['services']), [])
 
     def test_invalid_mappings_block_and_leave_nova_conf_alone(self):
-        before = {unit: nova_conf(unit) for unit in self.principals}
-        config = zaza.model.get_application_config(APPLICATION)
-        previous = config['vgpu-device-mappings']['value']
-        zaza.model.set_application_config(
-            APPLICATION, {'vgpu-device-mappings': INVALID_MAPPINGS})
-        try:
-            for unit in self.units:
-                zaza.model.block_until_unit_wl_message_match(
-                    unit, '^Invalid vgpu-device-mappings: ', timeout=TIMEOUT)
-            zaza.model.block_until_all_units_idle()
-            for unit in self.principals:
-                self.assertEqual(nova_conf(unit), before[unit])
-                self.assertNotIn('debug=true', nova_conf(unit))
-        finally:
-            zaza.model.set_application_config(
-                APPLICATION, {'vgpu-device-mappings': previous})
+        assert_hostile_mappings_refused(self)
         self.wait_ready()
 
     def test_pause_and_resume(self):
@@ -226,12 +252,15 @@ class VgpuHardwareTest(unittest.TestCase):
         for unit in units:
             zaza.model.block_until_unit_wl_message_match(
                 unit, '.*installed NVIDIA software.*', timeout=TIMEOUT)
+        # Before the driver runs: types cannot be checked against sysfs.
+        assert_hostile_mappings_refused(self)
         for unit in units:
             zaza.model.run_on_unit(unit, 'sudo shutdown -r +1')
         zaza.model.wait_for_application_states(states={
             APPLICATION: {'workload-status': 'active',
                           'workload-status-message-prefix':
                           'Unit is ready'}}, timeout=TIMEOUT)
+        assert_hostile_mappings_refused(self)
         action = zaza.model.run_action(units[0], 'list-vgpu-types',
                                        raise_on_failure=True)
         self.assertRegex(action.data['results']['output'],

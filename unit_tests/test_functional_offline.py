@@ -152,3 +152,16 @@ def test_published_sections_are_read_as_nova_compute_reads_them(
 
 def test_guest_test_has_its_cloud_client():
     import openstack  # noqa: F401  (tests/requirements.txt)
+
+
+def test_the_hostile_values_hold_real_characters_the_charm_names(
+        vgpu_tests):
+    import re
+
+    from nvidia_vgpu import mappings
+    assert len(vgpu_tests.HOSTILE_MAPPINGS) >= 6
+    for value, character in vgpu_tests.HOSTILE_MAPPINGS:
+        with pytest.raises(mappings.MappingError) as refused:
+            mappings.parse(value)
+        assert re.match(vgpu_tests.refusal_pattern(character),
+                        str(refused.value)), str(refused.value)

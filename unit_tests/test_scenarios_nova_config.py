@@ -41,8 +41,8 @@ def test_invalid_value_blocks_and_changes_nothing_nova_has():
     for step in refused:
         assert step['status']['workload'] == 'blocked'
         assert step['status']['message'].startswith(
-            "Invalid vgpu-device-mappings: '0000:84:00.0 [DEFAULT] debug "
-            "= true' under 'nvidia-108' is not a full PCI address")
+            "Invalid vgpu-device-mappings: the entry '0000:84:00.0\\n"
+            "[DEFAULT]\\ndebug = true' under 'nvidia-108' holds '\\n'")
         assert step['relation_sets'] == 0
 
 
