@@ -53,9 +53,16 @@ def test_config_declares_mappings_with_an_example():
 
 def test_actions_declare_list_vgpu_types_and_its_script():
     actions = load('actions.yaml')
-    assert set(actions) == {"list-vgpu-types", "pause"}
+    assert set(actions) == {"list-vgpu-types", "pause", "restart-services"}
     script = os.path.join(SRC, 'actions', 'list-vgpu-types')
     assert os.access(script, os.X_OK)
+    # layer:openstack brings pause's and restart-services' scripts; this
+    # charm adds force=true to both, since both stop the vGPU Manager.
+    for name in ('pause', 'restart-services'):
+        assert actions[name]['params']['force'] == {
+            'type': 'boolean', 'default': False,
+            'description': actions[name]['params']['force']['description']}
+        assert not os.path.exists(os.path.join(SRC, 'actions', name))
 
 
 def test_layer_builds_on_layer_openstack_in_a_venv():

@@ -126,7 +126,8 @@ def test_a_stopped_vgpu_manager_blocks():
 def test_without_gpu_every_action_succeeds_and_changes_nothing():
     output = scenario('lifecycle/no-gpu-actions.yaml')
     assert [(a['name'], a['failed']) for a in output['actions']] == [
-        ('list-vgpu-types', None), ('pause', None), ('resume', None)]
+        ('list-vgpu-types', None), ('pause', None), ('resume', None),
+        ('restart-services', None)]
     assert output['actions'][0]['results'] == {
         'output': 'No NVIDIA GPU on this host.', 'types': '[]'}
     assert changing(output['commands']) == []
@@ -138,3 +139,33 @@ def test_a_missing_relation_waits_naming_the_command():
         'workload': 'waiting',
         'message': 'Waiting for the nova-vgpu relation: juju integrate '
                    'nova-compute-nvidia-vgpu:nova-vgpu nova-compute:nova-vgpu'}
+
+
+def test_restart_services_is_refused_like_pause_while_guests_use_vgpus():
+    output = scenario('lifecycle/restart-services.yaml')
+    refused, forced = output['actions']
+    assert refused['params'] == {'force': False}
+    assert refused['failed'] == (
+        'Refusing to restart-services: 2 vGPUs on 0000:84:00.0 in use by 2 '
+        'guests (instance-0000002a, instance-0000002b); stopping the vGPU '
+        'Manager would break them. Stop or migrate those guests, or run '
+        'restart-services with force=true')
+    first, second = steps_named(output, 'action restart-services')
+    assert changing(first['commands']) == []
+    assert forced['failed'] is None
+    assert changing(second['commands']) == [
+        ['systemctl', verb, service] for verb in ('stop', 'start')
+        for service in SERVICES]
+    assert output['status'] == {'workload': 'active', 'message':
+                                'Unit is ready: 1 NVIDIA GPU (Tesla V100 '
+                                'PCIe 16GB)'}
+
+
+def test_restart_services_without_guests_needs_no_force():
+    output = scenario('lifecycle/restart-services-idle.yaml')
+    assert [(a['params'], a['failed']) for a in output['actions']] == [
+        ({'force': False}, None)]
+    step = steps_named(output, 'action restart-services')[0]
+    assert changing(step['commands']) == [
+        ['systemctl', verb, service] for verb in ('stop', 'start')
+        for service in SERVICES]

@@ -16,8 +16,8 @@ import charms.reactive as reactive
 import charms_openstack.charm
 
 from nvidia_vgpu import (
-    dpkg, inventory, kernel, libvirt, mappings, nova_config, pci, releases,
-    restore, software, sriov, sysfs, systemd, vgpu_types)
+    dpkg, guest_safety, inventory, kernel, libvirt, mappings, nova_config,
+    pci, releases, restore, software, sriov, sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -500,31 +500,25 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     # ---------------------------------------------------- pause, resume
 
-    def vgpus_in_use(self) -> List[Tuple[sysfs.Mdev, List[str]]]:
-        """vGPUs that exist now and a guest's definition uses."""
-        users = libvirt.mdev_users()
-        return [(mdev, users[mdev.uuid]) for mdev in
-                sysfs.mediated_devices() if mdev.uuid in users]
+    def refuse_under_running_guests(self, action: str) -> None:
+        """Raise (the action fails) if stopping the vGPU Manager now would
+        break guests' vGPUs, unless the operator said force=true."""
+        problem = guest_safety.refusal(action, guest_safety.in_use(
+            [(mdev.uuid, mdev.parent) for mdev in sysfs.mediated_devices()],
+            libvirt.mdev_users()))
+        if problem and not hookenv.action_get('force'):
+            raise RuntimeError(problem)
 
     def pause(self) -> None:
-        """Stop the vGPU Manager, unless that would break guests' vGPUs.
-
-        Stopping nvidia-vgpu-mgr under running guests kills their vGPUs:
-        refuse while guests use any, unless the operator says force=true.
-        """
-        in_use = self.vgpus_in_use()
-        if in_use and not hookenv.action_get('force'):
-            gpus = sorted({mdev.parent for mdev, _ in in_use})
-            guests = sorted({name for _, names in in_use for name in names})
-            raise RuntimeError(
-                'Refusing to pause: {} vGPU{} on {} in use by {} ({}); '
-                'stopping the vGPU Manager would break them. Stop or '
-                'migrate those guests, or run pause with force=true'.format(
-                    len(in_use), '' if len(in_use) == 1 else 's',
-                    ', '.join(gpus), 'guest' if len(guests) == 1
-                    else '{} guests'.format(len(guests)),
-                    ', '.join(guests)))
+        """Stop the vGPU Manager, unless that would break guests' vGPUs."""
+        self.refuse_under_running_guests('pause')
         super().pause()
+
+    def restart_services(self) -> None:
+        """layer:openstack's restart-services stops and starts the vGPU
+        Manager: the same guard as pause."""
+        self.refuse_under_running_guests('restart-services')
+        super().restart_services()
 
 
 class UssuriNovaComputeNvidiaVgpuCharm(NovaComputeNvidiaVgpuCharm):
