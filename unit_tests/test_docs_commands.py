@@ -685,7 +685,8 @@ def test_the_built_charm_is_what_the_yaml_says():
 GOOD = '''
 ```sh
 juju deploy ./nova-compute-nvidia-vgpu_ubuntu-22.04-amd64.charm \\
-    --base ubuntu@22.04 --config nvidia-vgpu-software-sha256=$(sha256sum f.deb | cut -d' ' -f1)
+    --base ubuntu@22.04 \\
+    --config nvidia-vgpu-software-sha256=$(sha256sum f | cut -d' ' -f1)
 juju deploy ./nova-compute-nvidia-vgpu_ubuntu-22.04-amd64.charm vgpu-t4 \\
     --series jammy
 juju integrate vgpu-t4:nova-vgpu nova-compute:nova-vgpu
