@@ -1,6 +1,9 @@
 """The docs render: every relative link and anchor resolves."""
+import html
 import os
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -39,3 +42,63 @@ def test_relative_links_and_anchors_resolve(page):
 def test_readme_links_the_operator_guide():
     with open(os.path.join(REPO, 'README.md')) as stream:
         assert '(docs/index.md)' in stream.read()
+
+
+# The picture in docs/index.md: SVG generated from a Graphviz source.
+DOT = os.path.join(REPO, 'docs', 'vgpu-host.dot')
+SVG = os.path.join(REPO, 'docs', 'vgpu-host.svg')
+REGENERATE = 'dot -Tsvg docs/vgpu-host.dot -o docs/vgpu-host.svg'
+DOT_NODE = re.compile(r'^\s*(\w+) \[label="((?:[^"\\]|\\.)*)"', re.MULTILINE)
+
+
+def dot_nodes():
+    with open(DOT) as stream:
+        return {name: label.replace('\\"', '"').split('\\n')
+                for name, label in DOT_NODE.findall(stream.read())}
+
+
+def svg_nodes():
+    with open(SVG) as stream:
+        svg = stream.read()
+    nodes = {}
+    for block in re.findall(r'<g id="node\d+" class="node">(.*?)</g>', svg,
+                            re.DOTALL):
+        title = html.unescape(re.search(r'<title>(.*?)</title>',
+                                        block).group(1))
+        nodes[title] = [html.unescape(text) for text in
+                        re.findall(r'<text[^>]*>(.*?)</text>', block)]
+    return nodes
+
+
+def test_the_picture_is_generated_from_its_source():
+    """Every node of the .dot is in the SVG with the same text, and no
+    other: editing the source without regenerating fails here."""
+    assert dot_nodes() == svg_nodes()
+    assert len(dot_nodes()) >= 10
+
+
+def test_the_guide_shows_the_picture_and_how_to_regenerate_it():
+    with open(os.path.join(REPO, 'docs', 'index.md')) as stream:
+        guide = stream.read()
+    assert '](vgpu-host.svg)' in guide
+    assert REGENERATE in guide
+    with open(DOT) as stream:
+        assert REGENERATE in stream.read()
+
+
+@pytest.mark.skipif(shutil.which('dot') is None,
+                    reason='Graphviz (dot) is not installed here')
+def test_regenerating_the_picture_gives_the_same_drawing(tmp_path):
+    """Where Graphviz is installed: the committed SVG is what dot draws
+    (compared by node texts; coordinates vary between versions)."""
+    out = tmp_path / 'out.svg'
+    subprocess.run(['dot', '-Tsvg', DOT, '-o', str(out)], check=True)
+    with open(out) as stream:
+        drawn = stream.read()
+    with open(SVG) as stream:
+        committed = stream.read()
+
+    def texts(svg):
+        return sorted(html.unescape(t) for t in
+                      re.findall(r'<text[^>]*>(.*?)</text>', svg))
+    assert texts(drawn) == texts(committed)
