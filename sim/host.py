@@ -229,7 +229,7 @@ def build_deb(work_dir: str, spec: Dict[str, Any]) -> str:
     env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
     subprocess.run(['dpkg-deb', '--root-owner-group', '-Zxz', '--build',
                     root, output], check=True, env=env,
-                   capture_output=True)
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return output
 
 

@@ -18,7 +18,8 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from sim import charmdir, fakebin, host as simhost, scenario as scenarios
+from sim import charmdir, fakebin, host as simhost, pythons
+from sim import scenario as scenarios
 
 APPLICATION = 'nova-compute-nvidia-vgpu'
 UNIT = APPLICATION + '/0'
@@ -32,6 +33,8 @@ NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
 # Directories every Ubuntu host has.
 HOST_DIRECTORIES = ('etc/modprobe.d', 'etc/systemd/system', 'opt', 'usr/lib')
 NVIDIA_MODULES = ('nvidia', 'nvidia_vgpu_vfio')
+# What hooks see as JUJU_VERSION unless the scenario says otherwise.
+DEFAULT_JUJU_VERSION = '3.4.5'
 
 
 def _scrub(value: Any, replacements: List[tuple]) -> Any:
@@ -66,7 +69,13 @@ class Simulation:
         self.state_path = os.path.join(self.meta, 'state.json')
         self.commands_path = os.path.join(self.meta, 'commands.jsonl')
         self.log_path = os.path.join(self.meta, 'juju-log.txt')
-        self.python = sys.executable
+        self.series = scenario.get('host', {}).get('series',
+                                                   pythons.DEFAULT_SERIES)
+        # Set by setup(): the series' interpreter (a real host's python3,
+        # which boot units run) and the hooks' venv of it.
+        self.host_python = ''
+        self.python = ''
+        self.pythons_seen = os.path.join(self.meta, 'pythons-seen')
         self.steps: List[Dict[str, Any]] = []
         self.actions: List[Dict[str, Any]] = []
         self._commands_seen = 0
@@ -78,6 +87,14 @@ class Simulation:
     # ------------------------------------------------------------ setup
 
     def setup(self) -> None:
+        try:
+            self.host_python = pythons.find_interpreter(
+                pythons.series_python(self.series))
+            if not self.built_charm:
+                self.python = pythons.hook_environment(self.series)
+        except (pythons.MissingPython, pythons.EnvironmentFailed) as error:
+            raise scenarios.ScenarioError('host.series {}: {}'.format(
+                self.series, error))
         os.makedirs(self.bin_dir)
         os.makedirs(self.host_root + AGENT_DIR)
         for directory in HOST_DIRECTORIES:
@@ -167,7 +184,7 @@ class Simulation:
         its venv (../.venv), and mark it bootstrapped, so that the real
         hook stubs skip the network install and run in it."""
         venv = os.path.join(self.host_root + AGENT_DIR, '.venv')
-        subprocess.run([sys.executable, '-m', 'venv', venv], check=True)
+        subprocess.run([self.host_python, '-m', 'venv', venv], check=True)
         pip = os.path.join(venv, 'bin', 'pip')
         wheelhouse = os.path.join(self.charm_dir, 'wheelhouse')
         # As layer:basic does: the wheelhouse's own files (wheelhouse.txt
@@ -286,7 +303,8 @@ class Simulation:
             'JUJU_PRINCIPAL_UNIT': PRINCIPAL_UNIT,
             'JUJU_MACHINE_ID': '0',
             'JUJU_AVAILABILITY_ZONE': 'zone1',
-            'JUJU_VERSION': '3.4.5',
+            'JUJU_VERSION': self.scenario.get('juju_version',
+                                              DEFAULT_JUJU_VERSION),
             'JUJU_CONTEXT_ID': '{}-sim'.format(UNIT),
             'SIM_STATE': self.state_path,
             'SIM_COMMANDS': self.commands_path,
@@ -294,9 +312,9 @@ class Simulation:
             'SIM_SITE_PACKAGES': os.pathsep.join(site.getsitepackages()),
             'SIM_HOST_ROOT': self.host_root,
             'SIM_REPO': self.repo_root,
-            'SIM_PYTHON': sys.executable,
-            'SIM_SERIES': self.scenario.get('host', {}).get('series',
-                                                            'jammy'),
+            'SIM_PYTHON': self.host_python,
+            'SIM_PYTHONS_SEEN': self.pythons_seen,
+            'SIM_SERIES': self.series,
             'NVIDIA_VGPU_HOST_ROOT': self.host_root,
         }
         if not self.profile:
@@ -554,6 +572,7 @@ class Simulation:
     def _run_step(self, step: Any) -> Dict[str, Any]:
         state = self._load()
         sets_before = state['relation_sets']
+        pythons_before = _lines(self.pythons_seen)
         if isinstance(step, str):
             label = step
             if '-relation-' in step:
@@ -620,7 +639,18 @@ class Simulation:
             'status': dict(state['status']),
             'commands': self._new_commands(),
             'relation_sets': state['relation_sets'] - sets_before,
+            'python': self._pythons_since(pythons_before),
         }
+
+    def _pythons_since(self, before: int) -> Optional[str]:
+        """X.Y of the Python the step's processes ran under, as each
+        reported it (runtime/sitecustomize.py); None if none ran."""
+        if not os.path.exists(self.pythons_seen):
+            return None
+        with open(self.pythons_seen) as stream:
+            seen = sorted(set(line.strip() for line in
+                              stream.readlines()[before:]))
+        return ', '.join(seen) or None
 
     def _depart(self, endpoint: str) -> List[Dict[str, Any]]:
         runs = []

@@ -1,8 +1,11 @@
 """Reading and checking scenario files (the contract's YAML)."""
 import os
+import re
 from typing import Any, Dict, List
 
 import yaml
+
+from sim import pythons
 
 
 class ScenarioError(Exception):
@@ -19,7 +22,9 @@ RELATION_HOOK_SUFFIXES = ('-relation-created', '-relation-joined',
                           '-relation-broken')
 
 _TOP = {'name': str, 'host': dict, 'config': dict, 'resources': dict,
-        'relations': dict, 'steps': list}
+        'relations': dict, 'steps': list, 'juju_version': str}
+# JUJU_VERSION as Juju sets it: 2.9.49, 3.4.5, 3.6-beta2.
+_JUJU_VERSION = re.compile(r'^\d+\.\d+(?:[.-][0-9a-z.]+)?$')
 _HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
          'mdevs': list, 'libvirt_domains': list, 'series': str,
          'unavailable_packages': list, 'sysfs_noise': int}
@@ -138,6 +143,14 @@ def validate(data: Any) -> Dict[str, Any]:
     _check_keys('scenario', data, _TOP)
     host = data.get('host', {})
     _check_keys('host', host, _HOST)
+    if host.get('series', pythons.DEFAULT_SERIES) not in pythons.SERIES_PYTHON:
+        raise ScenarioError('host.series: {!r} is not a series this charm '
+                            'supports ({})'.format(
+                                host['series'],
+                                ', '.join(pythons.SERIES_PYTHON)))
+    if not _JUJU_VERSION.match(data.get('juju_version', '3.4.5')):
+        raise ScenarioError('juju_version: {!r} is not a Juju version such '
+                            'as 2.9.49 or 3.4.5'.format(data['juju_version']))
     _check_str_map('host.packages', host.get('packages', {}))
     for index, function in enumerate(host.get('pci', [])):
         where = 'host.pci[{}]'.format(index)

@@ -105,3 +105,29 @@ def isolated_host(tmp_path_factory, monkeypatch):
     monkeypatch.setenv('UNIT_STATE_DB', str(root / 'unit-state.db'))
     monkeypatch.setattr(unitdata, '_KV', None)
     return root
+
+
+# Issue 19: tests of the tools that run on the development machine (the
+# simulator and its scenarios, the benchmarks, the docs, zaza, charmcraft,
+# the per-interpreter checks) rather than on a unit. tox -e unit-<series>
+# runs the rest under each series' Python (-m "not host_side"); py3 runs
+# everything, and each scenario's hooks run under its series' Python.
+HOST_SIDE_MODULES = {
+    'test_bench', 'test_charmcraft', 'test_docs', 'test_functional_offline',
+    'test_python_versions', 'test_sim_host', 'test_sim_scenario',
+    'test_simulator'}
+HOST_SIDE_PREFIXES = ('test_scenarios_',)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'host_side: tests of development tools, run on the '
+        'development machine\'s Python only (not per series)')
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.module.__name__.rsplit('.', 1)[-1]
+        if module in HOST_SIDE_MODULES or module.startswith(
+                HOST_SIDE_PREFIXES):
+            item.add_marker(pytest.mark.host_side)

@@ -16,7 +16,10 @@ zaza_utils = pytest.importorskip(
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(REPO, 'tests')
 APPLICATION = 'nova-compute-nvidia-vgpu'
-BUILT_CHARM = '../../nova-compute-nvidia-vgpu.charm'
+# tox -e build (charmcraft pack) gives one file per base.
+BUILT_CHARM = '../../nova-compute-nvidia-vgpu_ubuntu@{}-amd64.charm'
+BASES = {'bionic': '18.04', 'focal': '20.04', 'jammy': '22.04',
+         'noble': '24.04'}
 # Ubuntu series -> OpenStack releases it ships (distro first, then the
 # Ubuntu Cloud Archive), from ../shared/reference/nova-vgpu-config.md.
 SHIPPED = {
@@ -62,7 +65,8 @@ def test_every_bundle_deploys_the_built_charm_beside_nova_compute(config):
     for name in bundle_names(config):
         bundle = load_bundle(name)
         ours = bundle['applications'][APPLICATION]
-        assert ours['charm'] == BUILT_CHARM, name
+        assert ours['charm'] == BUILT_CHARM.format(
+            BASES[bundle['series']]), name
         assert 'num_units' not in ours, name
         relations = [sorted(pair) for pair in bundle['relations']]
         assert sorted(['nova-compute:nova-vgpu',

@@ -1,7 +1,9 @@
 """The charm layer's declarations, as Juju and charm build will read them."""
 import ast
+import importlib.util
 import os
 import sys
+import sysconfig
 
 import yaml
 
@@ -91,7 +93,22 @@ FROM_LAYERS = {'charmhelpers', 'charms', 'charms_openstack'}
 OWN = {'charm', 'nvidia_vgpu', 'reactive', 'relations'}
 DISTRIBUTION_IMPORTS = {'PyYAML': 'yaml'}
 # Narrower pins of what a layer's wheelhouse brings, for the build.
-LAYER_PINS = {'dnspython'}
+LAYER_PINS = {'dnspython', 'charms.reactive', 'charmhelpers', 'setuptools',
+              'netifaces'}
+
+
+def is_stdlib(name):
+    """sys.stdlib_module_names is Python 3.10 and later; older ones (the
+    bionic and focal test runs) are asked where the module lives."""
+    if hasattr(sys, 'stdlib_module_names'):
+        return name in sys.stdlib_module_names
+    if name in sys.builtin_module_names:
+        return True
+    spec = importlib.util.find_spec(name)
+    stdlib = os.path.realpath(sysconfig.get_paths()['stdlib'])
+    return bool(spec and spec.origin and
+                os.path.realpath(spec.origin).startswith(stdlib + os.sep) and
+                'site-packages' not in spec.origin)
 
 
 def third_party_imports():
@@ -112,14 +129,15 @@ def third_party_imports():
                               for alias in node.names}
                 elif isinstance(node, ast.ImportFrom) and node.level == 0:
                     found.add(node.module.split('.')[0])
-    return found - set(sys.stdlib_module_names) - FROM_LAYERS - OWN
+    return {name for name in found if not is_stdlib(name)} - \
+        FROM_LAYERS - OWN
 
 
 def wheelhouse_imports():
     names = set()
     with open(os.path.join(SRC, 'wheelhouse.txt')) as stream:
         for line in stream:
-            line = line.split('#', 1)[0].strip()
+            line = line.split('#', 1)[0].split(';', 1)[0].strip()
             if not line or line.startswith('git+'):
                 continue
             distribution = line.split('<')[0].split('>')[0].split('=')[0]

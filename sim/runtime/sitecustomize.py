@@ -9,6 +9,16 @@ import os
 import sys
 
 _SERIES = os.environ.get('SIM_SERIES', 'jammy')
+
+
+def _report_python(path):
+    """Say which Python this process runs (each step's `python`)."""
+    with open(path, 'a') as stream:
+        stream.write('{}.{}\n'.format(*sys.version_info[:2]))
+
+
+if os.environ.get('SIM_PYTHONS_SEEN'):
+    _report_python(os.environ['SIM_PYTHONS_SEEN'])
 _VERSIONS = {'bionic': '18.04', 'focal': '20.04', 'jammy': '22.04',
              'noble': '24.04'}
 
@@ -96,7 +106,9 @@ def _profile_to(path):
                        'max_rss_kib': usage.ru_maxrss,
                        'spawned': spawned, 'opened_sys': opened}, stream)
 
-    sys.addaudithook(audit)
+    if hasattr(sys, 'addaudithook'):
+        # Python 3.8 and later; bionic's 3.6 reports CPU and memory only.
+        sys.addaudithook(audit)  # novermin (guarded)
     atexit.register(write)
 
 

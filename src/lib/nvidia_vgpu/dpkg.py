@@ -31,7 +31,8 @@ def installed_version(package: str) -> Optional[str]:
         output = subprocess.run(
             ['dpkg-query', '--show',
              '--showformat=${db:Status-Abbrev}\t${Version}', package],
-            check=True, capture_output=True, text=True).stdout
+            check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            universal_newlines=True).stdout
     except subprocess.CalledProcessError:
         return None
     status, _, version = output.partition('\t')
@@ -80,10 +81,12 @@ def read_deb(path: str) -> Optional[DebInfo]:
         fields = subprocess.run(
             ['dpkg-deb', '--showformat=${Package}\t${Version}\t'
              '${Architecture}', '--show', path],
-            check=True, capture_output=True, text=True).stdout
+            check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            universal_newlines=True).stdout
         contents = subprocess.run(['dpkg-deb', '--contents', path],
-                                  check=True, capture_output=True,
-                                  text=True).stdout
+                                  check=True, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE,
+                                  universal_newlines=True).stdout
     except subprocess.CalledProcessError:
         return None
     package, version, architecture = (fields.split('\t') + ['', ''])[:3]
@@ -111,7 +114,8 @@ def install_packages(packages: List[str]) -> Optional[str]:
     done = subprocess.run(
         ['apt-get', '--assume-yes',
          '--option=Dpkg::Options::=--force-confold', 'install'] + packages,
-        capture_output=True, text=True, env=dict(os.environ, **APT_ENV))
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        universal_newlines=True, env=dict(os.environ, **APT_ENV))
     if done.returncode == 0:
         return None
     lines = [line.strip() for line in (done.stderr + done.stdout).splitlines()

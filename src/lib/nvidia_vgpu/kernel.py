@@ -50,5 +50,5 @@ def blacklist_nouveau() -> bool:
     if not write_if_changed(NOUVEAU_BLACKLIST, NOUVEAU_BLACKLIST_CONTENT):
         return False
     subprocess.run(['update-initramfs', '-u'], check=True,
-                   capture_output=True)
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return True

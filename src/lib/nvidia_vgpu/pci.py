@@ -134,5 +134,6 @@ def describe_gpus(gpus: Iterable[PciFunction]) -> str:
 def list_functions(command: Optional[List[str]] = None) -> List[PciFunction]:
     """Every PCI function on this host, from lspci."""
     output = subprocess.run(command or list(LSPCI_COMMAND), check=True,
-                            capture_output=True, text=True).stdout
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True).stdout
     return parse_lspci(output)

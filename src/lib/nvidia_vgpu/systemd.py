@@ -12,7 +12,8 @@ def _unit_path(name: str) -> str:
 
 
 def _systemctl(*args: str) -> None:
-    subprocess.run(('systemctl',) + args, check=True, capture_output=True)
+    subprocess.run(('systemctl',) + args, check=True,
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def install_unit(name: str, text: str) -> bool:

@@ -16,8 +16,9 @@ import charms.reactive as reactive
 import charms_openstack.charm
 
 from nvidia_vgpu import (
-    dpkg, guest_safety, inventory, kernel, libvirt, mappings, nova_config,
-    pci, releases, restore, software, sriov, sysfs, systemd, vgpu_types)
+    dpkg, guest_safety, inventory, juju_commands, kernel, libvirt,
+    mappings, memo, nova_config, pci, releases, restore, software, sriov,
+    sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -26,8 +27,8 @@ PROBLEM_KEY = 'nvidia-vgpu.software-problem'
 DPKG_VERSIONS_KEY = 'nvidia-vgpu.dpkg-versions'
 RELATION = 'nova-vgpu'
 MDEVCTL = 'mdevctl'
-INTEGRATE_COMMAND = ('juju integrate nova-compute-nvidia-vgpu:nova-vgpu '
-                     'nova-compute:nova-vgpu')
+RELATION_ENDPOINTS = ('nova-compute-nvidia-vgpu:nova-vgpu',
+                      'nova-compute:nova-vgpu')
 
 
 def _make_charmhelpers_know_our_releases() -> None:
@@ -117,7 +118,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     # ---------------------------------------------------------- the host
 
-    @functools.cached_property
+    @memo.cached_property
     def gpus(self) -> List[pci.PciFunction]:
         """This host's NVIDIA physical GPUs (one lspci per hook)."""
         return inventory.nvidia_gpus()
@@ -371,7 +372,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 caps[vgpu_type] = total
         return caps
 
-    @functools.cached_property
+    @memo.cached_property
     def nova_vgpu_config(self) -> NovaVgpuConfig:
         """This host's vGPU settings for nova.conf, checked every way.
 
@@ -475,7 +476,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return problem
         if not reactive.is_flag_set(RELATION + '.connected'):
             return 'waiting', 'Waiting for the {} relation: {}'.format(
-                RELATION, INTEGRATE_COMMAND)
+                RELATION, juju_commands.relate_command(
+                    os.environ.get('JUJU_VERSION'), *RELATION_ENDPOINTS))
         message = 'Unit is ready: ' + pci.describe_gpus(self.gpus)
         if not self.gpus:
             return 'active', message + ' on this host'
