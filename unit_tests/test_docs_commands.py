@@ -627,16 +627,10 @@ def _read(page: str) -> str:
 # Commands a page shows as what NOT to run; the checker must refuse them.
 COUNTER_EXAMPLES = {
     'docs/index.md': {'juju deploy nova-compute-nvidia-vgpu'},
+    'README.md': {'juju deploy nova-compute-nvidia-vgpu'},
 }
-# Errors known on a page and being fixed elsewhere: README's Deploying
-# section is rewritten by issue 19 (Charmhub's same-name charm is not this
-# one). An entry that no longer occurs does no harm; delete it then.
-PENDING = {
-    'README.md': {'juju deploy nova-compute-nvidia-vgpu: deploys '
-                  "Charmhub's nova-compute-nvidia-vgpu, a different charm; "
-                  'deploy the built file ./nova-compute-nvidia-vgpu_ubuntu-'
-                  '<version>-amd64.charm'},
-}
+# Errors known on a page and being fixed elsewhere (none today).
+PENDING = {}  # type: Dict[str, Set[str]]
 
 
 @pytest.mark.parametrize('page', DOCS)

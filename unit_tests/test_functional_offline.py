@@ -17,7 +17,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(REPO, 'tests')
 APPLICATION = 'nova-compute-nvidia-vgpu'
 # tox -e build (charmcraft pack) gives one file per base.
-BUILT_CHARM = '../../nova-compute-nvidia-vgpu_ubuntu@{}-amd64.charm'
+BUILT_CHARM = '../../nova-compute-nvidia-vgpu_ubuntu-{}-amd64.charm'
 BASES = {'bionic': '18.04', 'focal': '20.04', 'jammy': '22.04',
          'noble': '24.04'}
 # Ubuntu series -> OpenStack releases it ships (distro first, then the
