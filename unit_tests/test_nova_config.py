@@ -1,59 +1,22 @@
 """What nova-compute renders from the published data, per release family,
 checked through the consumer itself: charmhelpers' SubordinateConfigContext
 (as charm-nova-compute configures it) reading fake relation data."""
-import configparser
 import json
 
 import jinja2
 import pytest
 
-import charmhelpers.core.hookenv as hookenv
-from charmhelpers.contrib.openstack.context import SubordinateConfigContext
-
+from nova_consumer import SECTION_EPHEMERAL, consume, render
 from nvidia_vgpu import mappings, nova_config
 
 WANTED = mappings.parse("{'nvidia-35': ['0000:84:00.0', '0000:85:00.0'], "
                         "'nvidia-36': ['0000:86:00.0']}")
 ONE_TYPE = mappings.parse("{'nvidia-108': ['0000:84:00.0']}")
 
-# charm-nova-compute's templates/parts/section-ephemeral, as described in
-# ../shared/reference/nova-vgpu-config.md section 3: raw, no escaping.
-SECTION_EPHEMERAL = (
-    '{% for section in sections -%}\n'
-    '{% if section != "DEFAULT" -%}\n'
-    '[{{ section }}]\n'
-    '{% for key, value in sections[section] -%}\n'
-    '{{ key }} = {{ value }}\n'
-    '{% endfor %}\n'
-    '{% endif %}\n'
-    '{%- endfor %}\n')
-
-
-def consume(fake_commands, published):
-    """The sections charm-nova-compute's nova-vgpu context would yield."""
-    hookenv.cache.clear()
-    fake_commands.set('relation-ids', stdout=json.dumps(['nova-vgpu:7']))
-    fake_commands.set('relation-list', stdout=json.dumps(
-        ['nova-compute-nvidia-vgpu/0']))
-    fake_commands.set('relation-get', stdout=json.dumps(
-        published.get('subordinate_configuration')))
-    fake_commands.set('juju-log')
-    context = SubordinateConfigContext(
-        interface=['nova-vgpu'], service=['nova-compute', 'nova'],
-        config_file='/etc/nova/nova.conf')
-    return context()
-
 
 def publish(sections):
     return {'subordinate_configuration': json.dumps(
         nova_config.subordinate_configuration(sections), sort_keys=True)}
-
-
-def render(context):
-    text = jinja2.Template(SECTION_EPHEMERAL).render(**context)
-    parser = configparser.ConfigParser(strict=True, interpolation=None)
-    parser.read_string(text)
-    return {section: dict(parser[section]) for section in parser.sections()}
 
 
 @pytest.mark.parametrize('options, wanted, expected', [
