@@ -76,9 +76,6 @@ def a40(address):
 
 
 STARTED = []
-# Every VF published, max_instances host-wide: Nova gives the first A40 in
-# libvirt's order 32 providers and the second 16 (issue 16).
-TODAYS_BUG = pytest.mark.xfail(strict=True, reason='every VF is published')
 A40_1, A40_2 = '0000:51:00.0', '0000:52:00.0'
 
 
@@ -197,7 +194,6 @@ def test_one_a40(tmp_path, fake_commands):
                                                  'nvidia-557')]
 
 
-@TODAYS_BUG
 @pytest.mark.parametrize('order', ['lspci', 'reversed'])
 def test_two_a40s_each_get_their_own_capacity(tmp_path, fake_commands,
                                               order):
@@ -206,7 +202,6 @@ def test_two_a40s_each_get_their_own_capacity(tmp_path, fake_commands,
     assert_reports(compute, {A40_1: 24, A40_2: 24})
 
 
-@TODAYS_BUG
 def test_every_vgpu_placement_offers_on_an_a40_can_be_created(
         tmp_path, fake_commands):
     compute = nova_on(tmp_path, fake_commands, [a40(A40_1), a40(A40_2)],
@@ -222,7 +217,6 @@ def test_every_vgpu_placement_offers_on_an_a40_can_be_created(
     assert_reports(compute, {A40_1: 24, A40_2: 24})
 
 
-@TODAYS_BUG
 def test_max_instances_would_change_nothing(tmp_path, fake_commands):
     # The host-wide cap Nova applies, at what the GPUs can host together:
     # the charm's per-GPU VFs already add up to it, so it never binds.

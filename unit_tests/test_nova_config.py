@@ -75,24 +75,20 @@ def test_values_that_passed_validation_cannot_add_sections_or_keys(
         'mdev_nvidia-99999': {'device_addresses': 'ffff:ff:1f.7'}}
 
 
-def test_caracal_caps_types_on_sriov_gpus(fake_commands):
+def test_sriov_vfs_get_no_max_instances_on_any_release(fake_commands):
+    # Each SR-IOV GPU's VFs are already cut down to its capacity
+    # (capacity.py); a host-wide cap would add nothing.
     wanted = {'nvidia-697': ['0000:41:00.4', '0000:41:00.5'],
               'nvidia-35': ['0000:84:00.0']}
-    context = consume(fake_commands, publish(nova_config.nova_sections(
-        wanted, nova_config.CARACAL, {'nvidia-697': 2})))
-    assert render(context) == {
-        'devices': {'enabled_mdev_types': 'nvidia-697, nvidia-35'},
-        'mdev_nvidia-697': {'device_addresses': '0000:41:00.4,0000:41:00.5',
-                            'max_instances': '2'},
-        'mdev_nvidia-35': {'device_addresses': '0000:84:00.0'}}
-
-
-def test_before_caracal_no_max_instances_is_written():
-    sections = nova_config.nova_sections(
-        {'nvidia-697': ['0000:41:00.4']}, nova_config.XENA,
-        {'nvidia-697': 2})
-    assert sections['mdev_nvidia-697'] == [
-        ['device_addresses', '0000:41:00.4']]
+    for options in (nova_config.XENA, nova_config.CARACAL,
+                    nova_config.EPOXY):
+        context = consume(fake_commands, publish(nova_config.nova_sections(
+            wanted, options)))
+        assert render(context) == {
+            'devices': {'enabled_mdev_types': 'nvidia-697, nvidia-35'},
+            'mdev_nvidia-697': {
+                'device_addresses': '0000:41:00.4,0000:41:00.5'},
+            'mdev_nvidia-35': {'device_addresses': '0000:84:00.0'}}
 
 
 def test_pci_passthrough_entries_for_typed_vfs(fake_commands):
