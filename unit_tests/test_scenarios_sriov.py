@@ -110,3 +110,57 @@ def test_before_caracal_vf_addresses_without_caps():
         'mdev_nvidia-692': [['device_addresses',
                              '0000:41:00.4,0000:41:00.5']],
         'mdev_nvidia-698': [['device_addresses', '0000:41:00.6']]}
+
+
+GUEST_VF = '0000:52:01.1'
+
+
+def a40_vfs(gpu_bus, count):
+    return ['0000:{}:{:02x}.{}'.format(gpu_bus, (4 + i) // 8, (4 + i) % 8)
+            for i in range(count)]
+
+
+def test_each_a40_offers_what_it_can_host_and_keeps_the_guests_vf():
+    output = scenario('sriov/two-a40-guests-caracal.yaml')
+    first = output['steps'][2]
+    assert first['step'] == 'config-changed'
+    assert first['status']['message'] == (
+        'Unit is ready: 2 NVIDIA GPUs (A40); 64 SR-IOV VFs; nvidia-566: '
+        '1 vGPU per GPU on 2 GPUs; nvidia-566 on 2 GPUs (10de:2235)')
+    later = output['steps'][-1]
+    assert later['status']['message'] == (
+        'Unit is ready: 2 NVIDIA GPUs (A40); 64 SR-IOV VFs; nvidia-557: '
+        '24 vGPUs on 1 GPU')
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-557']],
+        'mdev_nvidia-557': [['device_addresses',
+                             ','.join(a40_vfs('51', 24))]]}
+
+
+def test_the_guests_vf_is_the_one_given_for_its_gpu(tmp_path):
+    import os
+    from simulation import SCENARIOS, run_yaml
+    with open(os.path.join(SCENARIOS, 'sriov',
+                           'two-a40-guests-caracal.yaml')) as stream:
+        text = stream.read()
+    text = text[:text.index('steps:')] + 'steps: [install]\n'
+    output = run_yaml(tmp_path, text)
+    assert sections(output)['mdev_nvidia-566'] == [
+        ['device_addresses', ','.join([a40_vfs('51', 1)[0], GUEST_VF])]]
+
+
+def test_list_vgpu_types_says_what_each_a40_can_still_host():
+    output = scenario('sriov/two-a40-guests-caracal.yaml')
+    lines = output['actions'][0]['results']['output'].splitlines()
+    # The second A40 hosts the guest's A40-48Q: full, and one type at a
+    # time; the first can take 24 A40-2Q or one A40-48Q.
+    assert [line.split(', ')[:3] + line.split(', ')[-1:]
+            for line in lines] == [
+        ['nvidia-557', '0000:51:00.0', 'NVIDIA A40-2Q',
+         'available=24 on 32 VFs'],
+        ['nvidia-566', '0000:51:00.0', 'NVIDIA A40-48Q',
+         'available=1 on 32 VFs'],
+        ['nvidia-557', '0000:52:00.0', 'NVIDIA A40-2Q',
+         'available=0 on 32 VFs'],
+        ['nvidia-566', '0000:52:00.0', 'NVIDIA A40-48Q',
+         'available=0 on 32 VFs']]
