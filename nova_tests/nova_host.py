@@ -18,7 +18,12 @@ import fixtures
 from oslo_utils import uuidutils
 
 import nova.conf
+from nova import context as nova_context
+from nova import objects
+from nova.compute import pci_placement_translator
 from nova.compute import provider_tree
+from nova.pci import manager as pci_manager
+from nova.pci import request as pci_request
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.virt import fake
@@ -202,13 +207,21 @@ class FakeHost:
 class NovaCompute(fixtures.Fixture):
     """nova-compute's libvirt driver started with a nova.conf on a host."""
 
-    def __init__(self, nova_conf_path: str, host: FakeHost) -> None:
+    def __init__(self, nova_conf_path: str, host: FakeHost,
+                 database: bool = False) -> None:
         super().__init__()
         self.nova_conf_path = nova_conf_path
         self.host = host
+        self.database = database
         self.created: List[Tuple[str, str]] = []
 
     def _setUp(self) -> None:
+        if self.database:
+            # Nova's PCI tracker keeps its devices in the database: Nova's
+            # own in-memory one, as its tests use.
+            objects.register_all()
+            CONF.set_default('connection', 'sqlite://', group='database')
+            self.useFixture(nova_fixtures.Database())
         CONF(['--config-file', self.nova_conf_path], project='nova',
              default_config_files=[], default_config_dirs=[])
         self.addCleanup(CONF.clear)
@@ -253,6 +266,37 @@ class NovaCompute(fixtures.Fixture):
                 rc: inventory['total']
                 for rc, inventory in data.inventory.items()}
         return report
+
+    def report_pci(self) -> Dict[str, Dict[str, int]]:
+        """What Nova's PCI tracker reports to Placement ([pci]
+        report_in_placement): provider (the PF's address) -> {resource
+        class: total}, from the devices the driver finds and [pci]
+        device_spec admits."""
+        context = nova_context.get_admin_context()
+        tracker = pci_manager.PciDevTracker(
+            context, objects.ComputeNode(context, id=1, numa_topology=None))
+        tracker.update_devices_from_hypervisor_resources(
+            self.driver._get_pci_passthrough_devices())
+        self.pci_tracker = tracker
+        pci_placement_translator.update_provider_tree_for_pci(
+            self.tree, NODE, tracker, {}, [])
+        report = {}
+        for name in sorted(self.tree.get_provider_uuids()):
+            data = self.tree.data(name)
+            if data.name.startswith(NODE + '_') and data.inventory:
+                report[data.name[len(NODE) + 1:]] = {
+                    rc: inventory['total']
+                    for rc, inventory in data.inventory.items()}
+        return report
+
+    def flavor_fits(self, extra_specs: Dict[str, str]) -> bool:
+        """Whether a flavor with these extra specs (pci_passthrough:alias)
+        resolves through [pci] alias to devices this host's tracker has
+        (as the scheduler's PciPassthroughFilter asks it)."""
+        flavor = objects.Flavor(extra_specs=extra_specs)
+        requests = pci_request.get_pci_requests_from_flavor(flavor)
+        return bool(requests.requests) and \
+            self.pci_tracker.stats.support_requests(requests.requests, None)
 
     def allocate(self, address: str, resource_class: str = 'VGPU'
                  ) -> List[Tuple[str, str]]:

@@ -89,10 +89,11 @@ def nova_on(tmp_path, fake_commands, pci, mappings, mdevs=None,
                       mdevs, order)
 
 
-def start_nova(tmp_path, nova_conf, pci, mdevs=None, order='lspci'):
+def start_nova(tmp_path, nova_conf, pci, mdevs=None, order='lspci',
+               database=False):
     path = tmp_path / 'nova.conf'
     path.write_text(nova_conf)
-    compute = NovaCompute(str(path), FakeHost(pci, mdevs, order))
+    compute = NovaCompute(str(path), FakeHost(pci, mdevs, order), database)
     compute.setUp()
     STARTED.append(compute)
     return compute
@@ -238,6 +239,52 @@ def test_a_vf_a_guest_uses_stays_with_nova(tmp_path, fake_commands):
                                 'mdevs': [uuid]}])
     report = assert_reports(compute, {A40_1: 24})
     assert in_use in report
+
+
+# ------------------------------------- NVIDIA's vendor-specific VFIO driver
+
+def l40s(address):
+    """L40S on the vendor-specific VFIO driver: no mdev, each VF takes a
+    vGPU type through sysfs."""
+    return {
+        'address': address, 'vendor': '10de', 'device': '26b9',
+        'class': '030200', 'subsystem_vendor': '10de',
+        'subsystem_device': '1851',
+        'sriov': {'total_vfs': 8, 'vf_vgpu_types': {
+            1148: 'NVIDIA L40S-2Q', 1155: 'NVIDIA L40S-48Q'}}}
+
+
+L40S = '0000:41:00.0'
+L40S_VFS = "{'nvidia-1148': ['0000:41:00.4', '0000:41:00.5']}"
+
+
+@pytest.mark.skipif(NOVA_MAJOR < 31, reason='Nova takes these VFs from '
+                    'Epoxy (31) on; before, the charm is blocked (below)')
+def test_l40s_vfs_through_nova_pci_tracker(tmp_path, fake_commands):
+    published = publish(tmp_path, fake_commands, [l40s(L40S)], L40S_VFS,
+                        NOVA_COMMON)
+    assert published.status is None, published.status
+    compute = start_nova(tmp_path, published.nova_conf, [l40s(L40S)],
+                         database=True)
+    assert compute.report() == {}   # nothing through mdev
+    # Placement: the two typed VFs, under their GPU, in the type's class.
+    assert compute.report_pci() == {L40S: {'CUSTOM_NVIDIA_1148': 2}}
+    assert compute.flavor_fits(
+        {'pci_passthrough:alias': 'nvidia-1148:1'})
+    assert compute.flavor_fits(
+        {'pci_passthrough:alias': 'nvidia-1148:2'})
+    assert not compute.flavor_fits(
+        {'pci_passthrough:alias': 'nvidia-1148:3'})
+
+
+@pytest.mark.skipif(NOVA_MAJOR >= 31, reason='Epoxy and later take them')
+def test_l40s_vfs_before_epoxy_block_and_publish_nothing(tmp_path,
+                                                         fake_commands):
+    published = publish(tmp_path, fake_commands, [l40s(L40S)], L40S_VFS,
+                        NOVA_COMMON)
+    assert published.status[0] == 'blocked'
+    assert 'Epoxy' in published.status[1]
+    assert published.relation_data == {}
 
 
 # ------------------------------------------------- cases that must fail

@@ -106,7 +106,8 @@ def test_pci_passthrough_entries_for_typed_vfs(fake_commands):
         '"product_id": "26b9", "resource_class": "CUSTOM_NVIDIA_1148", '
         '"vendor_id": "10de"}',
         'alias = {"device_type": "type-VF", "name": "nvidia-1148", '
-        '"resource_class": "CUSTOM_NVIDIA_1148"}',
+        '"product_id": "26b9", "resource_class": "CUSTOM_NVIDIA_1148", '
+        '"vendor_id": "10de"}',
         'report_in_placement = True']
 
 

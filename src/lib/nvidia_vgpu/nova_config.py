@@ -87,9 +87,15 @@ def pci_passthrough_section(vfs: Dict[str, List[Tuple[str, str]]]
                 resource_class(vgpu_type), 'managed': 'no'},
                 sort_keys=True)])
     for vgpu_type in vfs:
-        entries.append(['alias', json.dumps({
-            'device_type': 'type-VF', 'name': vgpu_type,
-            'resource_class': resource_class(vgpu_type)}, sort_keys=True)])
+        alias = {'device_type': 'type-VF', 'name': vgpu_type,
+                 'resource_class': resource_class(vgpu_type)}
+        products = {product for _, product in vfs[vgpu_type]}
+        if len(products) == 1:
+            # nova-compute parses the alias too (resize claims): without
+            # [filter_scheduler] pci_in_placement there it refuses one
+            # that lacks vendor_id and product_id (nova.pci.request).
+            alias.update(vendor_id='10de', product_id=products.pop())
+        entries.append(['alias', json.dumps(alias, sort_keys=True)])
     if entries:
         entries.append(['report_in_placement', 'True'])
     return entries
