@@ -5,10 +5,11 @@ host, so the real lspci and the charm's own sysfs reads find it where they
 would look on a compute node.
 """
 import os
+import re
 import shutil
 import struct
 import subprocess
-from typing import Any, Dict, Iterable, List
+from typing import Any, Dict, Iterable, List, Sequence
 
 from sim import noise
 
@@ -110,6 +111,41 @@ def vf_addresses(address: str, count: int) -> List[str]:
     return result
 
 
+_MAX_INSTANCE = re.compile(r'(?:^|[ ,])max_instance=([0-9]+)')
+
+
+def available_instances(types: Dict[str, Dict[str, Any]],
+                        on_device: Sequence[str], on_gpu: Sequence[str],
+                        sriov: bool) -> Dict[str, int]:
+    """Free instances of each type on one device, as NVIDIA's driver
+    shows them once vGPUs exist (../shared/reference/
+    nvidia-vgpu-host-facts.md, section 3).
+
+    types: type -> its scenario spec, whose available_instances is what
+    the device shows while its GPU hosts no vGPU. on_device: the types of
+    the vGPUs on this very device; on_gpu: on its whole physical GPU (the
+    GPU itself or any of its VFs). A GPU runs one type at a time, so once
+    it hosts a vGPU every other type shows 0. A VF hosts one vGPU: it
+    shows 0 once it has one, and every other VF shows 0 too once the GPU
+    hosts its type's max_instance. Without SR-IOV the GPU's own count
+    falls by one per vGPU.
+    """
+    free = {}
+    for type_id, spec in types.items():
+        count = int(spec.get('available_instances', 0))
+        match = _MAX_INSTANCE.search(spec.get('description', ''))
+        cap = int(match.group(1)) if match else None
+        if any(other != type_id for other in on_gpu):
+            count = 0
+        elif sriov:
+            if on_device or (cap is not None and len(on_gpu) >= cap):
+                count = 0
+        else:
+            count = max(0, count - len(on_gpu))
+        free[type_id] = count
+    return free
+
+
 def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                    hardware: Dict[str, Any]) -> None:
     """(Re)build /sys from the scenario's PCI functions and host state.
@@ -142,8 +178,12 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
             enabled = hardware.get('vfs', {}).get(function['address'], 0)
             _write(os.path.join(device, 'sriov_numvfs'),
                    '{}\n'.format(enabled))
-            for index, vf in enumerate(vf_addresses(function['address'],
-                                                    enabled)):
+            vfs = vf_addresses(function['address'], enabled)
+            parent_of = {mdev['parent']: mdev['type']
+                         for mdev in hardware.get('mdevs', [])}
+            on_gpu = [parent_of[vf] for vf in vfs if vf in parent_of]
+            vf_types = sriov.get('vf_mdev_types', {})
+            for index, vf in enumerate(vfs):
                 vf_function = dict(function, address=vf)
                 vf_function.pop('sriov', None)
                 vf_device = _write_function(
@@ -153,8 +193,12 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                 _link(vf_device, os.path.join(device,
                                               'virtfn{}'.format(index)))
                 if nvidia_loaded:
-                    _write_mdev_types(host_root, vf_device, vf,
-                                      sriov.get('vf_mdev_types', {}))
+                    free = available_instances(
+                        vf_types, [parent_of[vf]] if vf in parent_of else [],
+                        on_gpu, sriov=True)
+                    _write_mdev_types(host_root, vf_device, vf, {
+                        type_id: dict(spec, available_instances=free[type_id])
+                        for type_id, spec in vf_types.items()})
                     _write_vgpu_types(vf_device,
                                       sriov.get('vf_vgpu_types', {}))
         elif is_nvidia_gpu and nvidia_loaded:

@@ -27,7 +27,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from nvidia_vgpu import mappings, nova_config
-from nova_conf import as_meant, nova_conf_from, read_configparser, read_oslo
+from nova_consumer import (as_meant, nova_conf_from, read_configparser,
+                           read_oslo)
 
 FUZZ = settings(derandomize=True, database=None, deadline=None,
                 max_examples=1000, suppress_health_check=list(HealthCheck))

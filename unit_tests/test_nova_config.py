@@ -1,48 +1,22 @@
 """What nova-compute renders from the published data, per release family,
 checked through the consumer itself: charmhelpers' SubordinateConfigContext
 (as charm-nova-compute configures it) reading fake relation data."""
-import configparser
 import json
 
 import jinja2
 import pytest
 
-import charmhelpers.core.hookenv as hookenv
-from charmhelpers.contrib.openstack.context import SubordinateConfigContext
-
+from nova_consumer import SECTION_EPHEMERAL, consume, render
 from nvidia_vgpu import mappings, nova_config
-from nova_conf import SECTION_EPHEMERAL
 
 WANTED = mappings.parse("{'nvidia-35': ['0000:84:00.0', '0000:85:00.0'], "
                         "'nvidia-36': ['0000:86:00.0']}")
 ONE_TYPE = mappings.parse("{'nvidia-108': ['0000:84:00.0']}")
 
 
-def consume(fake_commands, published):
-    """The sections charm-nova-compute's nova-vgpu context would yield."""
-    hookenv.cache.clear()
-    fake_commands.set('relation-ids', stdout=json.dumps(['nova-vgpu:7']))
-    fake_commands.set('relation-list', stdout=json.dumps(
-        ['nova-compute-nvidia-vgpu/0']))
-    fake_commands.set('relation-get', stdout=json.dumps(
-        published.get('subordinate_configuration')))
-    fake_commands.set('juju-log')
-    context = SubordinateConfigContext(
-        interface=['nova-vgpu'], service=['nova-compute', 'nova'],
-        config_file='/etc/nova/nova.conf')
-    return context()
-
-
 def publish(sections):
     return {'subordinate_configuration': json.dumps(
         nova_config.subordinate_configuration(sections), sort_keys=True)}
-
-
-def render(context):
-    text = jinja2.Template(SECTION_EPHEMERAL).render(**context)
-    parser = configparser.ConfigParser(strict=True, interpolation=None)
-    parser.read_string(text)
-    return {section: dict(parser[section]) for section in parser.sections()}
 
 
 @pytest.mark.parametrize('options, wanted, expected', [
@@ -101,24 +75,20 @@ def test_values_that_passed_validation_cannot_add_sections_or_keys(
         'mdev_nvidia-99999': {'device_addresses': 'ffff:ff:1f.7'}}
 
 
-def test_caracal_caps_types_on_sriov_gpus(fake_commands):
+def test_sriov_vfs_get_no_max_instances_on_any_release(fake_commands):
+    # Each SR-IOV GPU's VFs are already cut down to its capacity
+    # (capacity.py); a host-wide cap would add nothing.
     wanted = {'nvidia-697': ['0000:41:00.4', '0000:41:00.5'],
               'nvidia-35': ['0000:84:00.0']}
-    context = consume(fake_commands, publish(nova_config.nova_sections(
-        wanted, nova_config.CARACAL, {'nvidia-697': 2})))
-    assert render(context) == {
-        'devices': {'enabled_mdev_types': 'nvidia-697, nvidia-35'},
-        'mdev_nvidia-697': {'device_addresses': '0000:41:00.4,0000:41:00.5',
-                            'max_instances': '2'},
-        'mdev_nvidia-35': {'device_addresses': '0000:84:00.0'}}
-
-
-def test_before_caracal_no_max_instances_is_written():
-    sections = nova_config.nova_sections(
-        {'nvidia-697': ['0000:41:00.4']}, nova_config.XENA,
-        {'nvidia-697': 2})
-    assert sections['mdev_nvidia-697'] == [
-        ['device_addresses', '0000:41:00.4']]
+    for options in (nova_config.XENA, nova_config.CARACAL,
+                    nova_config.EPOXY):
+        context = consume(fake_commands, publish(nova_config.nova_sections(
+            wanted, options)))
+        assert render(context) == {
+            'devices': {'enabled_mdev_types': 'nvidia-697, nvidia-35'},
+            'mdev_nvidia-697': {
+                'device_addresses': '0000:41:00.4,0000:41:00.5'},
+            'mdev_nvidia-35': {'device_addresses': '0000:84:00.0'}}
 
 
 def test_pci_passthrough_entries_for_typed_vfs(fake_commands):
@@ -136,7 +106,8 @@ def test_pci_passthrough_entries_for_typed_vfs(fake_commands):
         '"product_id": "26b9", "resource_class": "CUSTOM_NVIDIA_1148", '
         '"vendor_id": "10de"}',
         'alias = {"device_type": "type-VF", "name": "nvidia-1148", '
-        '"resource_class": "CUSTOM_NVIDIA_1148"}',
+        '"product_id": "26b9", "resource_class": "CUSTOM_NVIDIA_1148", '
+        '"vendor_id": "10de"}',
         'report_in_placement = True']
 
 

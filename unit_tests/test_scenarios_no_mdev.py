@@ -24,7 +24,8 @@ def test_on_epoxy_typed_vfs_go_to_nova_through_pci_passthrough():
     assert [json.loads(value) for key, value in sections['pci']
             if key == 'alias'] == [{
                 'device_type': 'type-VF', 'name': 'nvidia-1148',
-                'resource_class': 'CUSTOM_NVIDIA_1148'}]
+                'product_id': '26b9', 'resource_class': 'CUSTOM_NVIDIA_1148',
+                'vendor_id': '10de'}]
     assert ['report_in_placement', 'True'] in sections['pci']
     assert output['status']['workload'] == 'active'
 

@@ -1,11 +1,13 @@
 """SR-IOV GPUs (scenarios/sriov/*.yaml): VFs enabled at every boot, the
-GPU's address standing for its VFs, max_instances from Caracal."""
+GPU's address standing for its VFs, as many VFs as the GPU can host."""
 import json
 
 from simulation import scenario
 
 UNIT = '/etc/systemd/system/nvidia-vgpu-sriov.service'
 READY = 'Unit is ready: 1 NVIDIA GPU (A100 PCIe 80GB); 16 SR-IOV VFs'
+# One A100 hosts 2 A100D-40C (nvidia-697), whatever its 16 VFs say.
+READY_697 = READY + '; nvidia-697: 2 vGPUs on 1 GPU'
 VFS = ['0000:41:00.{}'.format(f) for f in range(4, 8)] + [
     '0000:41:01.{}'.format(f) for f in range(8)] + [
     '0000:41:02.{}'.format(f) for f in range(4)]
@@ -37,18 +39,18 @@ def test_vfs_are_enabled_at_boot_before_the_charm_runs():
         ['sriov-manage', '-e', 'ALL'],
         ['systemctl', 'start', 'nvidia-vgpu-restore-mdevs'],
         ['python3', '-m', 'nvidia_vgpu.restore']]
-    assert reboot['status'] == {'workload': 'active', 'message': READY}
+    assert reboot['status'] == {'workload': 'active', 'message': READY_697}
 
 
-def test_the_gpus_address_is_given_to_nova_as_its_vfs_with_a_cap():
+def test_the_gpus_address_is_given_to_nova_as_as_many_vfs_as_it_hosts():
     output = scenario('sriov/a100-caracal.yaml')
     reboot = output['steps'][4]
     assert reboot['relation_sets'] == 1
-    # One A100 hosts at most 2 A100D-40C vGPUs, whatever its 16 VFs say.
+    # One A100 hosts at most 2 A100D-40C vGPUs: its two lowest VFs, and
+    # no host-wide max_instances (nvidia_vgpu.capacity says why).
     assert sections(output) == {
         'devices': [['enabled_mdev_types', 'nvidia-697']],
-        'mdev_nvidia-697': [['device_addresses', ','.join(VFS)],
-                            ['max_instances', '2']]}
+        'mdev_nvidia-697': [['device_addresses', ','.join(VFS[:2])]]}
 
 
 def test_vfs_gone_at_reboot_come_back_and_nova_is_not_touched():
@@ -80,10 +82,10 @@ def test_list_vgpu_types_groups_vfs_under_their_gpu():
         'available=16 on 16 VFs',
         'nvidia-697, 0000:41:00.0, GRID A100D-40C, framebuffer=40960M, '
         'max_instance=2, num_heads=1, max_resolution=4096x2160, '
-        'available=16 on 16 VFs',
+        'available=2 on 16 VFs',
         'nvidia-698, 0000:41:00.0, GRID A100D-80C, framebuffer=81920M, '
         'max_instance=1, num_heads=1, max_resolution=4096x2160, '
-        'available=16 on 16 VFs']
+        'available=1 on 16 VFs']
 
 
 def test_stop_takes_the_boot_unit_away():
@@ -101,9 +103,64 @@ def test_stop_takes_the_boot_unit_away():
 
 def test_before_caracal_vf_addresses_without_caps():
     output = scenario('sriov/a100-yoga-vf-addresses.yaml')
-    assert output['status'] == {'workload': 'active', 'message': READY}
+    assert output['status'] == {'workload': 'active', 'message': READY + (
+        '; nvidia-692: 2 vGPUs on 1 GPU; nvidia-698: 1 vGPU on 1 GPU')}
     assert sections(output) == {
         'devices': [['enabled_mdev_types', 'nvidia-692, nvidia-698']],
         'mdev_nvidia-692': [['device_addresses',
                              '0000:41:00.4,0000:41:00.5']],
         'mdev_nvidia-698': [['device_addresses', '0000:41:00.6']]}
+
+
+GUEST_VF = '0000:52:01.1'
+
+
+def a40_vfs(gpu_bus, count):
+    return ['0000:{}:{:02x}.{}'.format(gpu_bus, (4 + i) // 8, (4 + i) % 8)
+            for i in range(count)]
+
+
+def test_each_a40_offers_what_it_can_host_and_keeps_the_guests_vf():
+    output = scenario('sriov/two-a40-guests-caracal.yaml')
+    first = output['steps'][2]
+    assert first['step'] == 'config-changed'
+    assert first['status']['message'] == (
+        'Unit is ready: 2 NVIDIA GPUs (A40); 64 SR-IOV VFs; nvidia-566: '
+        '1 vGPU per GPU on 2 GPUs; nvidia-566 on 2 GPUs (10de:2235)')
+    later = output['steps'][-1]
+    assert later['status']['message'] == (
+        'Unit is ready: 2 NVIDIA GPUs (A40); 64 SR-IOV VFs; nvidia-557: '
+        '24 vGPUs on 1 GPU')
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-557']],
+        'mdev_nvidia-557': [['device_addresses',
+                             ','.join(a40_vfs('51', 24))]]}
+
+
+def test_the_guests_vf_is_the_one_given_for_its_gpu(tmp_path):
+    import os
+    from simulation import SCENARIOS, run_yaml
+    with open(os.path.join(SCENARIOS, 'sriov',
+                           'two-a40-guests-caracal.yaml')) as stream:
+        text = stream.read()
+    text = text[:text.index('steps:')] + 'steps: [install]\n'
+    output = run_yaml(tmp_path, text)
+    assert sections(output)['mdev_nvidia-566'] == [
+        ['device_addresses', ','.join([a40_vfs('51', 1)[0], GUEST_VF])]]
+
+
+def test_list_vgpu_types_says_what_each_a40_can_still_host():
+    output = scenario('sriov/two-a40-guests-caracal.yaml')
+    lines = output['actions'][0]['results']['output'].splitlines()
+    # The second A40 hosts the guest's A40-48Q: full, and one type at a
+    # time; the first can take 24 A40-2Q or one A40-48Q.
+    assert [line.split(', ')[:3] + line.split(', ')[-1:]
+            for line in lines] == [
+        ['nvidia-557', '0000:51:00.0', 'NVIDIA A40-2Q',
+         'available=24 on 32 VFs'],
+        ['nvidia-566', '0000:51:00.0', 'NVIDIA A40-48Q',
+         'available=1 on 32 VFs'],
+        ['nvidia-557', '0000:52:00.0', 'NVIDIA A40-2Q',
+         'available=0 on 32 VFs'],
+        ['nvidia-566', '0000:52:00.0', 'NVIDIA A40-48Q',
+         'available=0 on 32 VFs']]

@@ -128,3 +128,49 @@ def test_noise_leaves_the_gpus_and_lspci_alone(tmp_path):
     assert lspci(tmp_path / 'busy', '-Dmmnn').stdout == lspci(
         tmp_path / 'plain', '-Dmmnn').stdout
     assert _entries(str(tmp_path / 'busy' / 'sys' / 'devices')) > 2000
+
+
+A40_TYPES = {
+    'nvidia-557': {'name': 'NVIDIA A40-2Q', 'available_instances': 1,
+                   'description': 'framebuffer=2048M, max_instance=24'},
+    'nvidia-566': {'name': 'NVIDIA A40-48Q', 'available_instances': 1,
+                   'description': 'framebuffer=49152M, max_instance=1'}}
+
+
+def available(root, vf, type_id):
+    path = os.path.join(root, 'sys', 'class', 'mdev_bus', vf,
+                        'mdev_supported_types', type_id,
+                        'available_instances')
+    with open(path) as stream:
+        return int(stream.read())
+
+
+def test_a_vf_hosting_a_vgpu_shows_no_free_instance(tmp_path):
+    a40 = dict(A40, sriov={'total_vfs': 32, 'vf_mdev_types': A40_TYPES})
+    vfs = host.vf_addresses(A40['address'], 32)
+    host.generate_sysfs(str(tmp_path), [a40], {
+        'nvidia_loaded': True, 'vfs': {A40['address']: 32},
+        'mdevs': [{'uuid': 'u{}'.format(i), 'parent': vf,
+                   'type': 'nvidia-557'} for i, vf in enumerate(vfs[:3])]})
+    assert [available(tmp_path, vf, 'nvidia-557') for vf in vfs[:5]] == [
+        0, 0, 0, 1, 1]
+    # A GPU runs one type at a time.
+    assert available(tmp_path, vfs[4], 'nvidia-566') == 0
+
+
+def test_once_a_gpu_hosts_its_maximum_every_vf_shows_zero(tmp_path):
+    a40 = dict(A40, sriov={'total_vfs': 32, 'vf_mdev_types': A40_TYPES})
+    vfs = host.vf_addresses(A40['address'], 32)
+    host.generate_sysfs(str(tmp_path), [a40], {
+        'nvidia_loaded': True, 'vfs': {A40['address']: 32},
+        'mdevs': [{'uuid': 'u{}'.format(i), 'parent': vf,
+                   'type': 'nvidia-557'} for i, vf in enumerate(vfs[:24])]})
+    assert sum(available(tmp_path, vf, 'nvidia-557') for vf in vfs) == 0
+
+
+def test_without_vgpus_every_vf_shows_what_the_scenario_says(tmp_path):
+    a40 = dict(A40, sriov={'total_vfs': 32, 'vf_mdev_types': A40_TYPES})
+    vfs = host.vf_addresses(A40['address'], 32)
+    host.generate_sysfs(str(tmp_path), [a40], {
+        'nvidia_loaded': True, 'vfs': {A40['address']: 32}})
+    assert sum(available(tmp_path, vf, 'nvidia-557') for vf in vfs) == 32

@@ -18,10 +18,11 @@ def nvidia_gpus() -> List[pci.PciFunction]:
     return pci.nvidia_gpus(functions, sysfs.virtual_functions(candidates))
 
 
-def _sriov_records(gpu: str, vfs: List[str]) -> List[Dict[str, object]]:
+def _sriov_records(gpu: str, vfs: List[str], hosted: List[str]
+                   ) -> List[Dict[str, object]]:
     """One record per type over a GPU's VFs. Every VF of a GPU offers the
     same types: names and descriptions are read on the first VF only,
-    free instances on each."""
+    free instances on each. hosted: the types of the vGPUs on its VFs."""
     table = sysfs.creatable_vgpu_types(vfs[0])
     if table is not None:
         tables = [table] + [sysfs.creatable_vgpu_types(vf) or {}
@@ -33,7 +34,7 @@ def _sriov_records(gpu: str, vfs: List[str]) -> List[Dict[str, object]]:
     first = sysfs.read_mdev_types(vfs[0])
     known = {found.type_id: found for found in first}
     return vgpu_types.gpu_records(gpu, [first] + [
-        sysfs.read_mdev_types(vf, known) for vf in vfs[1:]])
+        sysfs.read_mdev_types(vf, known) for vf in vfs[1:]], hosted)
 
 
 def list_vgpu_types(gpus: List[pci.PciFunction],
@@ -64,10 +65,13 @@ def list_vgpu_types(gpus: List[pci.PciFunction],
                 'the host to load {} {}.'.format(
                     installed.package, installed.version), 'types': []}
     records: List[Dict[str, object]] = []
+    mdevs = sysfs.mediated_devices()
     for gpu in chosen:
         vfs = sysfs.sriov_virtual_functions(gpu.address)
         if vfs:
-            records += _sriov_records(gpu.address, vfs)
+            on_vfs = set(vfs)
+            records += _sriov_records(gpu.address, vfs, [
+                mdev.type_id for mdev in mdevs if mdev.parent in on_vfs])
         else:
             records += [vgpu_types.as_record(found, gpu.address)
                         for found in sysfs.read_mdev_types(gpu.address)]

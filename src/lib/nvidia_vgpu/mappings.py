@@ -241,7 +241,7 @@ class HostMappings(NamedTuple):
     absent: List[str]      # configured addresses that are no GPU here
     problems: List[str]    # configured but impossible on this host
     waiting: List[str] = []  # SR-IOV GPUs whose VFs are not enabled yet
-    # type -> the SR-IOV GPUs it landed on (for max_instances)
+    # type -> the SR-IOV GPUs it landed on (each gets its own capacity)
     sriov_gpus: Dict[str, List[str]] = {}
     # type -> {selector: GPUs it matched here}; selectors matching none
     selected: Dict[str, Dict[str, List[str]]] = {}

@@ -22,7 +22,6 @@ class NovaOptions(NamedTuple):
 
     type_list_option: str            # [devices] enabled_*_types
     type_group_prefix: Optional[str]  # None: no per-type groups (< Ussuri)
-    max_instances: bool = False       # [mdev_<type>] max_instances (29+)
     # PCI passthrough of pre-typed VFs (vendor-specific VFIO, 31+)
     managed_no_vfs: bool = False
 
@@ -30,20 +29,18 @@ class NovaOptions(NamedTuple):
 QUEENS = NovaOptions('enabled_vgpu_types', None)
 USSURI = NovaOptions('enabled_vgpu_types', 'vgpu_')
 XENA = NovaOptions('enabled_mdev_types', 'mdev_')
-CARACAL = NovaOptions('enabled_mdev_types', 'mdev_', max_instances=True)
-EPOXY = NovaOptions('enabled_mdev_types', 'mdev_', max_instances=True,
-                    managed_no_vfs=True)
+# Caracal's [mdev_<type>] max_instances is not used: capacity.py says why.
+CARACAL = XENA
+EPOXY = NovaOptions('enabled_mdev_types', 'mdev_', managed_no_vfs=True)
 
 
-def nova_sections(mappings: Mappings, options: NovaOptions,
-                  max_instances: Optional[Dict[str, int]] = None
-                  ) -> Sections:
+def nova_sections(mappings: Mappings, options: NovaOptions) -> Sections:
     """The nova.conf sections for these mappings; none for no mappings.
 
     Without per-type groups, Nova applies its one type to every GPU, so
     the addresses have nowhere to go (the caller has checked there is
-    only one type). max_instances caps a type where Nova cannot count:
-    each SR-IOV VF reports one free instance whatever the GPU can host.
+    only one type). On SR-IOV GPUs the mappings already hold only as
+    many VFs per GPU as it can host (capacity.py).
     """
     if not mappings:
         return {}
@@ -51,11 +48,8 @@ def nova_sections(mappings: Mappings, options: NovaOptions,
         'devices': [[options.type_list_option, ', '.join(mappings)]]}
     if options.type_group_prefix:
         for vgpu_type, addresses in mappings.items():
-            group = [['device_addresses', ','.join(addresses)]]
-            if options.max_instances and vgpu_type in (max_instances or {}):
-                group.append(['max_instances',
-                              str(max_instances[vgpu_type])])
-            sections[options.type_group_prefix + vgpu_type] = group
+            sections[options.type_group_prefix + vgpu_type] = [
+                ['device_addresses', ','.join(addresses)]]
     return sections
 
 
@@ -93,9 +87,15 @@ def pci_passthrough_section(vfs: Dict[str, List[Tuple[str, str]]]
                 resource_class(vgpu_type), 'managed': 'no'},
                 sort_keys=True)])
     for vgpu_type in vfs:
-        entries.append(['alias', json.dumps({
-            'device_type': 'type-VF', 'name': vgpu_type,
-            'resource_class': resource_class(vgpu_type)}, sort_keys=True)])
+        alias = {'device_type': 'type-VF', 'name': vgpu_type,
+                 'resource_class': resource_class(vgpu_type)}
+        products = {product for _, product in vfs[vgpu_type]}
+        if len(products) == 1:
+            # nova-compute parses the alias too (resize claims): without
+            # [filter_scheduler] pci_in_placement there it refuses one
+            # that lacks vendor_id and product_id (nova.pci.request).
+            alias.update(vendor_id='10de', product_id=products.pop())
+        entries.append(['alias', json.dumps(alias, sort_keys=True)])
     if entries:
         entries.append(['report_in_placement', 'True'])
     return entries

@@ -86,6 +86,13 @@ def record_inventory() -> bool:
                                  for mdev in sysfs.mediated_devices()})
 
 
+def recorded_inventory() -> Dict[str, Tuple[str, str]]:
+    """Where the charm last saw each vGPU: uuid -> (parent, type)."""
+    return {uuid: (place[0], place[1]) for uuid, place in
+            _load(INVENTORY).items()
+            if isinstance(place, list) and len(place) == 2}
+
+
 def apply_vf_types(vf_types: Dict[str, int]) -> List[str]:
     """Give each VF its vGPU type (vendor-specific VFIO); the changed."""
     return [vf for vf, type_id in sorted(vf_types.items())

@@ -5,7 +5,7 @@ The driver's description is one line of key=value pairs, e.g.
 max_instance=2"; these functions turn what sysfs holds into rows and a
 table without touching the host.
 """
-from typing import Dict, Iterable, List, NamedTuple, Optional
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence
 
 DESCRIPTION_FIELDS = ('framebuffer', 'max_instance', 'num_heads',
                       'max_resolution')
@@ -47,13 +47,16 @@ def as_record(vgpu_type: VgpuType, gpu: str) -> Dict[str, object]:
     return record
 
 
-def gpu_records(gpu: str, per_vf: List[List[VgpuType]]
-                ) -> List[Dict[str, object]]:
+def gpu_records(gpu: str, per_vf: List[List[VgpuType]],
+                hosted: Sequence[str] = ()) -> List[Dict[str, object]]:
     """One record per type for an SR-IOV GPU, its VFs taken together.
 
     Operators map the GPU's address (the charm expands it to the VFs), so
-    that is what is listed: free instances summed over the VFs, and on
-    how many VFs the type is offered.
+    that is what is listed: how many more vGPUs of the type the GPU can
+    host, and on how many VFs the type is offered. Every free VF shows
+    one free instance until the GPU is full, so their sum is capped by
+    the type's max_instance less the vGPUs of it the GPU hosts already
+    (hosted: the type of each vGPU on the GPU's VFs).
     """
     merged: Dict[str, Dict[str, object]] = {}
     for vf_types in per_vf:
@@ -66,6 +69,12 @@ def gpu_records(gpu: str, per_vf: List[List[VgpuType]]
                 merged[found.type_id] = record
             record['vfs'] += 1
             record['available_instances'] += found.available_instances or 0
+    for type_id, record in merged.items():
+        most = str(record.get('max_instance') or '')
+        if most.isdigit():
+            record['available_instances'] = min(
+                record['available_instances'],
+                max(0, int(most) - list(hosted).count(type_id)))
     return [merged[type_id] for type_id in sorted(merged)]
 
 

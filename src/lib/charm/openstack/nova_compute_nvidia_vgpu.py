@@ -16,9 +16,9 @@ import charms.reactive as reactive
 import charms_openstack.charm
 
 from nvidia_vgpu import (
-    dpkg, guest_safety, inventory, juju_commands, kernel, libvirt,
-    mappings, memo, nova_config, pci, releases, restore, software, sriov,
-    sysfs, systemd, vgpu_types)
+    capacity, dpkg, guest_safety, inventory, juju_commands, kernel,
+    libvirt, mappings, memo, nova_config, pci, releases, restore, software,
+    sriov, sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -89,6 +89,8 @@ class NovaVgpuConfig(NamedTuple):
     unmatched: List[str] = []  # selectors no GPU here matches
     vf_count: int = 0  # enabled SR-IOV VFs of this host's GPUs
     vf_types: Dict[str, List[str]] = {}  # vendor-VFIO: type -> its VFs
+    # SR-IOV: type -> {GPU: vGPUs Nova will offer there}
+    sriov_capacity: Dict[str, Dict[str, int]] = {}
 
 
 def _split(host_mappings: Dict[str, List[str]], devices: Set[str],
@@ -348,29 +350,33 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                     offered[address] = shared
         return offered
 
-    def max_instances(self, host: mappings.HostMappings,
-                      gpus: List[mappings.HostGpu]) -> Dict[str, int]:
-        """Per type on SR-IOV GPUs: what the GPUs can host in total.
+    def sriov_capacities(self, host: mappings.HostMappings,
+                         gpus: List[mappings.HostGpu]
+                         ) -> Dict[Tuple[str, str], Optional[int]]:
+        """(GPU, type) -> the type's max_instance on that SR-IOV GPU.
 
-        Read from the type's description on each GPU's first VF; a type
-        whose capacity cannot be read gets no cap rather than a guess.
+        Read from the type's description on the GPU's first VF (every
+        VF lists the same types); None where it cannot be read.
         """
         vfs = {gpu.address: gpu.virtual_functions for gpu in gpus}
-        caps = {}
+        capacities = {}
         for vgpu_type, gpu_addresses in host.sriov_gpus.items():
-            total = 0
             for address in gpu_addresses:
                 description = next((
                     sysfs.mdev_type_description(first, vgpu_type)
                     for first in vfs.get(address, ())[:1]), None)
-                per_gpu = (vgpu_types.max_instance(description)
-                           if description is not None else None)
-                if per_gpu is None:
-                    break
-                total += per_gpu
-            else:
-                caps[vgpu_type] = total
-        return caps
+                capacities[(address, vgpu_type)] = (
+                    vgpu_types.max_instance(description)
+                    if description is not None else None)
+        return capacities
+
+    @staticmethod
+    def occupied_devices() -> Set[str]:
+        """Devices hosting a vGPU now, or a guest's vGPU the boot unit
+        will put back (where the charm last saw it)."""
+        return capacity.occupied_devices(
+            [(mdev.uuid, mdev.parent) for mdev in sysfs.mediated_devices()],
+            libvirt.mdev_users(), restore.recorded_inventory())
 
     @memo.cached_property
     def nova_vgpu_config(self) -> NovaVgpuConfig:
@@ -418,10 +424,12 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 ).format(', '.join(gpus_named),
                          releases.upstream_version(nova_version))),
                 host.absent)
-        caps = (self.max_instances(host, gpus)
-                if self.nova_options.max_instances else None)
-        sections = nova_config.nova_sections(mdev_mappings, self.nova_options,
-                                             caps)
+        # Each SR-IOV GPU gets only as many VFs as it can host of the
+        # type, on every release; no max_instances (capacity.py: why).
+        mdev_mappings = capacity.limit_to_capacity(
+            mdev_mappings, gpus, self.sriov_capacities(host, gpus),
+            self.occupied_devices())
+        sections = nova_config.nova_sections(mdev_mappings, self.nova_options)
         pci_entries = nova_config.pci_passthrough_section({
             vgpu_type: [(vf, sysfs.device_id(vf)) for vf in vfs]
             for vgpu_type, vfs in vfio_mappings.items()})
@@ -429,9 +437,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             sections['pci'] = pci_entries
         return NovaVgpuConfig(
             sections, None, host.absent, waiting=host.waiting,
-            host_mappings=host.mappings, vf_types=vfio_mappings,
+            host_mappings=dict(mdev_mappings, **vfio_mappings),
+            vf_types=vfio_mappings,
             selected=host.selected, unmatched=host.unmatched,
-            vf_count=sum(len(gpu.virtual_functions) for gpu in gpus))
+            vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
+            sriov_capacity=capacity.per_gpu(mdev_mappings, gpus))
 
     def publish_nova_config(self, endpoint) -> None:
         """Tell nova-compute what it needs, setting only what changed."""
@@ -488,6 +498,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                                    ', '.join(config.waiting)))
         if config.vf_count:
             message += '; {} SR-IOV VFs'.format(config.vf_count)
+        for phrase in capacity.summary(config.sriov_capacity):
+            message += '; ' + phrase
         for vgpu_type, by_selector in config.selected.items():
             for selector, gpus in by_selector.items():
                 if gpus:
@@ -558,7 +570,9 @@ class XenaNovaComputeNvidiaVgpuCharm(VictoriaNovaComputeNvidiaVgpuCharm):
 
 
 class CaracalNovaComputeNvidiaVgpuCharm(XenaNovaComputeNvidiaVgpuCharm):
-    """Caracal and later: max_instances caps types on SR-IOV GPUs."""
+    """Caracal and later: Nova adds [mdev_<type>] max_instances, which the
+    charm does not need: each SR-IOV GPU already gets only as many VFs as
+    it can host (nvidia_vgpu.capacity says why)."""
 
     release = 'caracal'
     nova_options = nova_config.CARACAL

@@ -1,24 +1,24 @@
-"""The consumer side of nova-vgpu, built for tests: what nova-compute
-would write into nova.conf from what this charm publishes.
+"""What nova-compute makes of this charm's relation data, through the
+consumer's own code: charmhelpers' SubordinateConfigContext, configured as
+charm-nova-compute configures it, and the template part it renders with.
 
-charmhelpers' real SubordinateConfigContext reads the relation data (the
-hook tools it calls are the boundary, answered in-process here), a
-renderer writes its sections the way charm-nova-compute's templates do (a
-'[name]' header line, then 'key = value' lines, no escaping), and both
-Python's configparser and oslo.config (the parser Nova itself uses) read
-the text back.
+Shared by the unit tests and the Nova tier (nova_tests/), which feeds the
+rendered nova.conf to Nova's own libvirt driver. Both Python's
+configparser and oslo.config (the parser Nova itself uses) read it back.
 """
 import configparser
 import contextlib
 import importlib.util
+import json
 import os
 from typing import Dict, List
 from unittest import mock
 
 import jinja2
 
+import charmhelpers.core.hookenv as hookenv
 from charmhelpers.contrib.openstack import context as os_context
-from charmhelpers.core import hookenv
+from charmhelpers.contrib.openstack.context import SubordinateConfigContext
 
 from nvidia_vgpu import nova_config
 
@@ -37,7 +37,38 @@ SECTION_EPHEMERAL = (
     '{% endfor %}\n'
     '{% endif %}\n'
     '{%- endfor %}\n')
+
+
+def consume(fake_commands, published):
+    """The context charm-nova-compute's nova-vgpu context would yield from
+    this unit's relation data (published: the settings it set)."""
+    hookenv.cache.clear()
+    fake_commands.set('relation-ids', stdout=json.dumps(['nova-vgpu:7']))
+    fake_commands.set('relation-list', stdout=json.dumps(
+        ['nova-compute-nvidia-vgpu/0']))
+    fake_commands.set('relation-get', stdout=json.dumps(
+        published.get('subordinate_configuration')))
+    fake_commands.set('juju-log')
+    context = SubordinateConfigContext(
+        interface=['nova-vgpu'], service=['nova-compute', 'nova'],
+        config_file='/etc/nova/nova.conf')
+    return context()
+
+
 _TEMPLATE = jinja2.Template(SECTION_EPHEMERAL)
+
+
+def render_text(context):
+    """The nova.conf lines the context renders to."""
+    return _TEMPLATE.render(**context)
+
+
+def render(context):
+    """The rendered sections, read back as an ini file (strictly: a
+    section or key given twice is an error)."""
+    parser = configparser.ConfigParser(strict=True, interpolation=None)
+    parser.read_string(render_text(context))
+    return {section: dict(parser[section]) for section in parser.sections()}
 
 
 def _interface_module():
@@ -54,18 +85,22 @@ def _interface_module():
     return module
 
 
-# The interface layer's own serialiser: what relation-set is given.
-canonical_json = _interface_module().canonical_json
-
-
 def published(sections: nova_config.Sections) -> Dict[str, str]:
-    """The relation data the charm sets for these sections."""
-    return {'subordinate_configuration': canonical_json(
+    """The relation data the charm sets for these sections, serialised by
+    the interface layer's own canonical_json (what relation-set gets)."""
+    global _CANONICAL_JSON
+    if _CANONICAL_JSON is None:
+        _CANONICAL_JSON = _interface_module().canonical_json
+    return {'subordinate_configuration': _CANONICAL_JSON(
         nova_config.subordinate_configuration(sections))}
 
 
-def consume(relation_data: Dict[str, str]) -> dict:
-    """The context charm-nova-compute's nova-vgpu context would yield."""
+_CANONICAL_JSON = None
+
+
+def consume_in_process(relation_data: Dict[str, str]) -> dict:
+    """consume(), with the hook tools charmhelpers calls answered in this
+    process: fast enough for the fuzzer's thousands of values."""
     def relation_get(attribute=None, unit=None, rid=None):
         assert (unit, rid) == (UNIT, RELATION_ID)
         return relation_data.get(attribute)
@@ -80,11 +115,6 @@ def consume(relation_data: Dict[str, str]) -> dict:
         return os_context.SubordinateConfigContext(
             interface=['nova-vgpu'], service=['nova-compute', 'nova'],
             config_file='/etc/nova/nova.conf')()
-
-
-def render(context: dict) -> str:
-    """nova.conf's lines for the context's sections."""
-    return _TEMPLATE.render(**context)
 
 
 def read_configparser(text: str) -> Dict[str, Dict[str, str]]:
@@ -117,4 +147,4 @@ def as_meant(sections: nova_config.Sections
 
 def nova_conf_from(sections: nova_config.Sections) -> str:
     """All the way: publish, consume, render."""
-    return render(consume(published(sections)))
+    return render_text(consume_in_process(published(sections)))

@@ -1,0 +1,91 @@
+"""The charm's side: what a unit on a given host publishes over nova-vgpu,
+and the nova.conf nova-compute renders from it.
+
+The charm class runs unmodified, in this process, on a host laid out by
+the simulator's sysfs generator (sim.host), with the real lspci reading
+it. Only its boundaries are played: the Juju hook tools and dpkg-query
+(FakeCommands, as in the unit tests), and lspci pointed at that tree. The
+relation data then goes through charm-nova-compute's consumer
+(nova_consumer: charmhelpers' SubordinateConfigContext and the template
+part), exactly as the unit tests' round trip does.
+"""
+import importlib
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Dict, List, NamedTuple, Optional
+
+import charmhelpers.contrib.openstack.utils as os_utils
+import charmhelpers.core.hookenv as hookenv
+import charmhelpers.core.unitdata as unitdata
+
+import charms_openstack.charm.core as core
+from nova_consumer import consume, render_text
+from sim import host as sim_host
+
+MODULE = 'charm.openstack.nova_compute_nvidia_vgpu'
+LSPCI = '/usr/bin/lspci'
+
+
+class Published(NamedTuple):
+    """What the unit decided, and what nova-compute renders from it."""
+
+    status: Optional[tuple]        # (workload, message) when not publishing
+    relation_data: Dict[str, str]  # what the unit sets on nova-vgpu
+    nova_conf: str                 # nova-compute's rendering of it
+
+
+def _charm_class(fake_commands, config: Dict[str, Any], nova_version: str):
+    """The charm instance charms.openstack would pick for this nova."""
+    fake_commands.set('dpkg-query',
+                      stdout='ii \t{}'.format(nova_version))
+    fake_commands.set('config-get', stdout=json.dumps(config))
+    fake_commands.set('juju-log')
+    for name in ('_releases', '_singleton', '_release_selector_function'):
+        setattr(core, name, {} if name == '_releases' else None)
+    os_utils.OPENSTACK_RELEASES = _RELEASES
+    os_utils.CompareOpenStackReleases._list = _RELEASES
+    # A fresh hook: charmhelpers keeps what it read for the process.
+    hookenv.cache.clear()
+    hookenv._cache_config = None
+    sys.modules.pop(MODULE, None)
+    module = importlib.import_module(MODULE)
+    return module.NovaComputeNvidiaVgpuCharm.singleton
+
+
+_RELEASES = tuple(os_utils.OPENSTACK_RELEASES)
+
+
+def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
+            mappings: str, nova_version: str,
+            mdevs: Optional[List[Dict[str, str]]] = None,
+            domains: Optional[List[Dict[str, Any]]] = None) -> Published:
+    """Run the charm's nova-vgpu decision on this host, with every SR-IOV
+    GPU's VFs enabled and the NVIDIA driver loaded."""
+    root = str(tmp_path / 'host')
+    os.environ['NVIDIA_VGPU_HOST_ROOT'] = root
+    os.environ['UNIT_STATE_DB'] = str(tmp_path / 'unit-state.db')
+    os.environ['CHARM_DIR'] = os.environ['JUJU_CHARM_DIR'] = str(tmp_path)
+    unitdata._KV = None
+    sim_host.generate_sysfs(root, pci, {
+        'nvidia_loaded': True, 'mdevs': mdevs or [],
+        'vfs': {f['address']: f['sriov']['total_vfs']
+                for f in pci if f.get('sriov')}})
+    sim_host.write_proc_modules(root, ['nvidia'])
+    sim_host.write_libvirt_domains(root, domains or [])
+    fake_commands.set('lspci', stdout=subprocess.run(
+        [LSPCI, '-A', 'linux-sysfs', '-O',
+         'sysfs.path={}/sys/bus/pci'.format(root), '-Dmmnn'],
+        check=True, capture_output=True, text=True).stdout)
+    charm = _charm_class(fake_commands, {'vgpu-device-mappings': mappings},
+                         nova_version)
+    config = charm.nova_vgpu_config
+    data = {}
+    if config.sections is not None:
+        from nvidia_vgpu import nova_config
+        data['subordinate_configuration'] = json.dumps(
+            nova_config.subordinate_configuration(config.sections),
+            sort_keys=True)
+    rendered = render_text(consume(fake_commands, data)) if data else ''
+    return Published(config.problem, data, rendered)

@@ -1,0 +1,336 @@
+"""What Nova itself makes of what the charm publishes.
+
+Each case lays out a host, lets the charm class decide what to publish
+over nova-vgpu, renders nova.conf through charm-nova-compute's consumer,
+and starts Nova's real LibvirtDriver on it over Nova's own fake libvirt
+(showing the same hardware). The assertions are what an operator sees
+in Placement: one provider per device, its resource class and total,
+the totals per physical GPU, and where Nova creates a guest's vGPU.
+
+Runs against the nova installed in the tox env (nova34, nova29).
+"""
+import importlib.metadata
+
+import pytest
+
+from charm_side import publish
+from nova_host import FakeHost, NovaCompute, per_gpu
+from sim.host import vf_addresses
+
+NOVA = importlib.metadata.version('nova')
+NOVA_MAJOR = int(NOVA.split('.')[0])
+# As Ubuntu's nova-common reports the same release.
+NOVA_COMMON = '3:{}-0ubuntu1'.format(NOVA)
+
+
+def v100(address, **extra):
+    """Tesla V100 PCIe 16GB: mdev on the GPU itself (pre-Ampere)."""
+    return dict({
+        'address': address, 'vendor': '10de', 'device': '1db4',
+        'class': '030200', 'subsystem_vendor': '10de',
+        'subsystem_device': '1214',
+        'mdev_types': {
+            'nvidia-105': {'name': 'GRID V100-1Q', 'available_instances': 16,
+                           'description': 'num_heads=4, frl_config=60, '
+                           'framebuffer=1024M, max_resolution=5120x2880, '
+                           'max_instance=16'},
+            'nvidia-108': {'name': 'GRID V100-8Q', 'available_instances': 2,
+                           'description': 'num_heads=4, frl_config=60, '
+                           'framebuffer=8192M, max_resolution=7680x4320, '
+                           'max_instance=2'}}}, **extra)
+
+
+def t4(address):
+    """Tesla T4: mdev on the GPU itself."""
+    return {
+        'address': address, 'vendor': '10de', 'device': '1eb8',
+        'class': '030200', 'subsystem_vendor': '10de',
+        'subsystem_device': '12a2',
+        'mdev_types': {
+            'nvidia-222': {'name': 'GRID T4-1B', 'available_instances': 16,
+                           'description': 'num_heads=4, frl_config=45, '
+                           'framebuffer=1024M, max_resolution=5120x2880, '
+                           'max_instance=16'},
+            'nvidia-234': {'name': 'GRID T4-16C', 'available_instances': 1,
+                           'description': 'num_heads=1, frl_config=60, '
+                           'framebuffer=16384M, max_resolution=4096x2160, '
+                           'max_instance=1'}}}
+
+
+def a40(address):
+    """A40: SR-IOV, 32 VFs; A40-2Q hosts at most 24 per GPU, yet every
+    free VF shows one free instance until the GPU is full."""
+    return {
+        'address': address, 'vendor': '10de', 'device': '2235',
+        'class': '030200', 'subsystem_vendor': '10de',
+        'subsystem_device': '145a',
+        'sriov': {'total_vfs': 32, 'vf_mdev_types': {
+            'nvidia-557': {'name': 'NVIDIA A40-2Q', 'available_instances': 1,
+                           'description': 'num_heads=4, frl_config=60, '
+                           'framebuffer=2048M, max_resolution=7680x4320, '
+                           'max_instance=24'},
+            'nvidia-566': {'name': 'NVIDIA A40-48Q', 'available_instances': 1,
+                           'description': 'num_heads=4, frl_config=60, '
+                           'framebuffer=49152M, max_resolution=7680x4320, '
+                           'max_instance=1'}}}}
+
+
+STARTED = []
+A40_1, A40_2 = '0000:51:00.0', '0000:52:00.0'
+
+
+def nova_on(tmp_path, fake_commands, pci, mappings, mdevs=None,
+            domains=None, order='lspci', extra_conf=''):
+    """The charm's decision, and Nova started on what it rendered."""
+    published = publish(tmp_path, fake_commands, pci, mappings, NOVA_COMMON,
+                        mdevs=mdevs, domains=domains)
+    assert published.status is None, published.status
+    return start_nova(tmp_path, published.nova_conf + extra_conf, pci,
+                      mdevs, order)
+
+
+def start_nova(tmp_path, nova_conf, pci, mdevs=None, order='lspci',
+               database=False):
+    path = tmp_path / 'nova.conf'
+    path.write_text(nova_conf)
+    compute = NovaCompute(str(path), FakeHost(pci, mdevs, order), database)
+    compute.setUp()
+    STARTED.append(compute)
+    return compute
+
+
+@pytest.fixture(autouse=True)
+def stop_nova():
+    """Each test's nova-compute is stopped after it (CONF reset too)."""
+    yield
+    while STARTED:
+        STARTED.pop().cleanUp()
+
+
+def assert_reports(compute, expected_per_gpu, resource_class='VGPU'):
+    """Nova's providers add up, per physical GPU, to what each can host."""
+    report = compute.report()
+    assert {rc for inventory in report.values() for rc in inventory} <= {
+        resource_class}
+    assert per_gpu(report, compute.host) == {
+        gpu: {resource_class: total}
+        for gpu, total in expected_per_gpu.items()}
+    return report
+
+
+# ------------------------------------------------------ GPUs without SR-IOV
+
+def test_two_v100s_with_two_types(tmp_path, fake_commands):
+    compute = nova_on(tmp_path, fake_commands,
+                      [v100('0000:84:00.0'), v100('0000:85:00.0')],
+                      "{'nvidia-105': ['0000:84:00.0'], "
+                      "'nvidia-108': ['0000:85:00.0']}")
+    assert_reports(compute, {'0000:84:00.0': 16, '0000:85:00.0': 2})
+    assert compute.allocate('0000:84:00.0') == [
+        ('0000:84:00.0', 'nvidia-105')]
+    assert compute.allocate('0000:85:00.0') == [
+        ('0000:85:00.0', 'nvidia-108')]
+
+
+def test_two_v100s_with_one_type(tmp_path, fake_commands):
+    compute = nova_on(tmp_path, fake_commands,
+                      [v100('0000:84:00.0'), v100('0000:85:00.0')],
+                      "{'nvidia-108': ['0000:84:00.0', '0000:85:00.0']}")
+    assert_reports(compute, {'0000:84:00.0': 2, '0000:85:00.0': 2})
+    assert compute.allocate('0000:85:00.0') == [
+        ('0000:85:00.0', 'nvidia-108')]
+
+
+def test_one_type_on_one_of_two_gpus(tmp_path, fake_commands):
+    compute = nova_on(tmp_path, fake_commands,
+                      [v100('0000:84:00.0'), v100('0000:85:00.0')],
+                      "{'nvidia-108': ['0000:85:00.0']}")
+    assert_reports(compute, {'0000:85:00.0': 2})
+
+
+FLEET = ("{'nvidia-108': ['10de:1db4'], "
+         "'nvidia-234': ['10de:1eb8:10de:12a2']}")
+
+
+def test_model_selectors_on_a_v100_host(tmp_path, fake_commands):
+    compute = nova_on(tmp_path, fake_commands,
+                      [v100('0000:84:00.0'), v100('0000:85:00.0')], FLEET)
+    assert_reports(compute, {'0000:84:00.0': 2, '0000:85:00.0': 2})
+    assert compute.allocate('0000:84:00.0') == [
+        ('0000:84:00.0', 'nvidia-108')]
+
+
+def test_model_selectors_on_a_t4_host(tmp_path, fake_commands):
+    compute = nova_on(tmp_path, fake_commands,
+                      [t4('0000:af:00.0'), t4('0000:b0:00.0')], FLEET)
+    assert_reports(compute, {'0000:af:00.0': 1, '0000:b0:00.0': 1})
+    assert compute.allocate('0000:b0:00.0') == [
+        ('0000:b0:00.0', 'nvidia-234')]
+
+
+def test_an_address_typed_in_upper_case(tmp_path, fake_commands):
+    compute = nova_on(tmp_path, fake_commands, [v100('0000:8a:00.0')],
+                      "{'nvidia-108': ['0000:8A:00.0']}")
+    assert_reports(compute, {'0000:8a:00.0': 2})
+
+
+def test_pci_domain_0001(tmp_path, fake_commands):
+    compute = nova_on(tmp_path, fake_commands,
+                      [v100('0001:84:00.0'), v100('0000:84:00.0')],
+                      "{'nvidia-105': ['0001:84:00.0']}")
+    assert_reports(compute, {'0001:84:00.0': 16})
+    assert compute.allocate('0001:84:00.0') == [
+        ('0001:84:00.0', 'nvidia-105')]
+
+
+# -------------------------------------------------------- SR-IOV GPUs
+
+def test_one_a40(tmp_path, fake_commands):
+    compute = nova_on(tmp_path, fake_commands, [a40(A40_1)],
+                      "{'nvidia-557': ['%s']}" % A40_1)
+    report = assert_reports(compute, {A40_1: 24})
+    # The lowest 24 VFs, one vGPU each.
+    assert report == {vf: {'VGPU': 1} for vf in vf_addresses(A40_1, 24)}
+    assert compute.allocate('0000:51:00.4') == [('0000:51:00.4',
+                                                 'nvidia-557')]
+
+
+@pytest.mark.parametrize('order', ['lspci', 'reversed'])
+def test_two_a40s_each_get_their_own_capacity(tmp_path, fake_commands,
+                                              order):
+    compute = nova_on(tmp_path, fake_commands, [a40(A40_1), a40(A40_2)],
+                      "{'nvidia-557': ['10de:2235']}", order=order)
+    assert_reports(compute, {A40_1: 24, A40_2: 24})
+
+
+def test_every_vgpu_placement_offers_on_an_a40_can_be_created(
+        tmp_path, fake_commands):
+    compute = nova_on(tmp_path, fake_commands, [a40(A40_1), a40(A40_2)],
+                      "{'nvidia-557': ['%s', '%s']}" % (A40_1, A40_2))
+    offered = [address for address in sorted(compute.report())
+               if compute.host.gpu_of[address] == A40_1]
+    # One guest per provider: Nova must create each vGPU where Placement
+    # put it (ComputeResourcesUnavailable otherwise).
+    for address in offered:
+        assert compute.allocate(address) == [(address, 'nvidia-557')]
+    assert len(offered) == 24
+    # The GPU is full; Nova still counts what it hosts, nothing more.
+    assert_reports(compute, {A40_1: 24, A40_2: 24})
+
+
+def test_max_instances_would_change_nothing(tmp_path, fake_commands):
+    # The host-wide cap Nova applies, at what the GPUs can host together:
+    # the charm's per-GPU VFs already add up to it, so it never binds.
+    compute = nova_on(tmp_path, fake_commands, [a40(A40_1), a40(A40_2)],
+                      "{'nvidia-557': ['10de:2235']}",
+                      extra_conf='max_instances = 48\n')
+    assert_reports(compute, {A40_1: 24, A40_2: 24})
+
+
+def test_a_vf_a_guest_uses_stays_with_nova(tmp_path, fake_commands):
+    # A guest got its vGPU on the 31st VF (an earlier mapping); it keeps
+    # it, and the GPU still offers what it can host in all.
+    in_use = vf_addresses(A40_1, 32)[30]
+    uuid = '4b20d080-1b54-4048-85b3-a6a62d165c01'
+    mdevs = [{'uuid': uuid, 'parent': in_use, 'type': 'nvidia-557'}]
+    compute = nova_on(tmp_path, fake_commands, [a40(A40_1)],
+                      "{'nvidia-557': ['%s']}" % A40_1, mdevs=mdevs,
+                      domains=[{'name': 'instance-0000002a',
+                                'mdevs': [uuid]}])
+    report = assert_reports(compute, {A40_1: 24})
+    assert in_use in report
+
+
+# ------------------------------------- NVIDIA's vendor-specific VFIO driver
+
+def l40s(address):
+    """L40S on the vendor-specific VFIO driver: no mdev, each VF takes a
+    vGPU type through sysfs."""
+    return {
+        'address': address, 'vendor': '10de', 'device': '26b9',
+        'class': '030200', 'subsystem_vendor': '10de',
+        'subsystem_device': '1851',
+        'sriov': {'total_vfs': 8, 'vf_vgpu_types': {
+            1148: 'NVIDIA L40S-2Q', 1155: 'NVIDIA L40S-48Q'}}}
+
+
+L40S = '0000:41:00.0'
+L40S_VFS = "{'nvidia-1148': ['0000:41:00.4', '0000:41:00.5']}"
+
+
+@pytest.mark.skipif(NOVA_MAJOR < 31, reason='Nova takes these VFs from '
+                    'Epoxy (31) on; before, the charm is blocked (below)')
+def test_l40s_vfs_through_nova_pci_tracker(tmp_path, fake_commands):
+    published = publish(tmp_path, fake_commands, [l40s(L40S)], L40S_VFS,
+                        NOVA_COMMON)
+    assert published.status is None, published.status
+    compute = start_nova(tmp_path, published.nova_conf, [l40s(L40S)],
+                         database=True)
+    assert compute.report() == {}   # nothing through mdev
+    # Placement: the two typed VFs, under their GPU, in the type's class.
+    assert compute.report_pci() == {L40S: {'CUSTOM_NVIDIA_1148': 2}}
+    assert compute.flavor_fits(
+        {'pci_passthrough:alias': 'nvidia-1148:1'})
+    assert compute.flavor_fits(
+        {'pci_passthrough:alias': 'nvidia-1148:2'})
+    assert not compute.flavor_fits(
+        {'pci_passthrough:alias': 'nvidia-1148:3'})
+
+
+@pytest.mark.skipif(NOVA_MAJOR >= 31, reason='Epoxy and later take them')
+def test_l40s_vfs_before_epoxy_block_and_publish_nothing(tmp_path,
+                                                         fake_commands):
+    published = publish(tmp_path, fake_commands, [l40s(L40S)], L40S_VFS,
+                        NOVA_COMMON)
+    assert published.status[0] == 'blocked'
+    assert 'Epoxy' in published.status[1]
+    assert published.relation_data == {}
+
+
+# ------------------------------------------------- cases that must fail
+
+def test_a_type_the_gpu_lacks_gets_nothing_from_nova(tmp_path,
+                                                     fake_commands):
+    nova_conf = ('[devices]\nenabled_mdev_types = nvidia-557\n'
+                 '[mdev_nvidia-557]\ndevice_addresses = 0000:84:00.0\n')
+    compute = start_nova(tmp_path, nova_conf, [v100('0000:84:00.0')])
+    with pytest.raises(AssertionError):
+        assert_reports(compute, {'0000:84:00.0': 2})
+    # ... which is why the charm refuses it.
+    published = publish(tmp_path, fake_commands, [v100('0000:84:00.0')],
+                        "{'nvidia-557': ['0000:84:00.0']}", NOVA_COMMON)
+    assert published.status[0] == 'blocked'
+    assert published.relation_data == {}
+
+
+def test_a_pf_address_for_an_sriov_gpu_gets_nothing_from_nova(
+        tmp_path, fake_commands):
+    nova_conf = ('[devices]\nenabled_mdev_types = nvidia-557\n'
+                 '[mdev_nvidia-557]\ndevice_addresses = %s\n' % A40_1)
+    compute = start_nova(tmp_path, nova_conf, [a40(A40_1)])
+    with pytest.raises(AssertionError):
+        assert_reports(compute, {A40_1: 24})
+
+
+def test_an_upper_case_address_left_as_typed_gets_nothing_from_nova(
+        tmp_path, fake_commands):
+    nova_conf = ('[devices]\nenabled_mdev_types = nvidia-108\n'
+                 '[mdev_nvidia-108]\ndevice_addresses = 0000:8A:00.0\n')
+    compute = start_nova(tmp_path, nova_conf, [v100('0000:8a:00.0')])
+    with pytest.raises(AssertionError):
+        assert_reports(compute, {'0000:8a:00.0': 2})
+
+
+def test_every_vf_published_overcommits_the_first_a40(tmp_path,
+                                                      fake_commands):
+    # What the charm published before it chose VFs per GPU: all 64 VFs,
+    # capped host-wide. Nova gives the first GPU 32 providers.
+    vfs = vf_addresses(A40_1, 32) + vf_addresses(A40_2, 32)
+    nova_conf = ('[devices]\nenabled_mdev_types = nvidia-557\n'
+                 '[mdev_nvidia-557]\ndevice_addresses = %s\n'
+                 'max_instances = 48\n' % ','.join(vfs))
+    compute = start_nova(tmp_path, nova_conf, [a40(A40_1), a40(A40_2)])
+    with pytest.raises(AssertionError):
+        assert_reports(compute, {A40_1: 24, A40_2: 24})
+    assert per_gpu(compute.report(), compute.host) == {
+        A40_1: {'VGPU': 32}, A40_2: {'VGPU': 16}}

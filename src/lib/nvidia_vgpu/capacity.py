@@ -1,0 +1,129 @@
+"""Which VFs of each SR-IOV GPU the charm gives Nova, so that Nova counts
+exactly what each GPU can host.
+
+On an SR-IOV GPU (Ampere and later) every free VF shows one free instance
+of every type until the GPU hosts its type's max_instance; Nova counts
+one vGPU per VF it is given. Nova's own answer, [mdev_<type>]
+max_instances (Caracal, nova 29), is one cap for the whole host, applied
+first come first served in libvirt's device order (_get_gpu_inventories
+and _get_supported_vgpu_types, the same in nova 29 and 34): with two A40s
+(A40-2Q: 24 per GPU, 32 VFs each) and a cap of 48 the first GPU gets 32
+providers and the second 16, and the 25th vGPU on the first fails at mdev
+creation. So the charm gives Nova, per GPU and type, only as many VFs as
+the GPU can host: each GPU's providers then add up to its capacity on
+every release, Queens to today.
+
+max_instances is therefore not published at all: with these VFs the
+host's total never exceeds the sum of the GPUs' capacities, which is the
+only cap the charm could give, so it could never bind; and where a GPU's
+capacity cannot be read there is no number to give either. (Checked in
+Nova's own driver: nova_tests/, test_max_instances_would_change_nothing.)
+
+Pure functions: data in, data out.
+"""
+from typing import (Collection, Dict, Iterable, List, Mapping, Optional, Set,
+                    Tuple)
+
+from nvidia_vgpu.mappings import HostGpu, Mappings
+
+# (GPU address, vGPU type) -> the type's max_instance on that GPU
+Capacities = Mapping[Tuple[str, str], Optional[int]]
+
+
+def vfs_to_publish(vfs: Iterable[str], capacity: Optional[int],
+                   occupied: Collection[str]) -> List[str]:
+    """The VFs of one GPU, of those mapped to one type, to give Nova.
+
+    capacity: the type's max_instance on this GPU (None: unknown, every
+    VF is given). occupied: VFs that host a vGPU, or will host a guest's
+    vGPU again after a reboot; they always stay, since taking one from
+    Nova would orphan the guest's allocation. Free VFs fill up the rest,
+    lowest address first, so the choice is the same at every hook.
+    """
+    listed = sorted(set(vfs))
+    if capacity is None:
+        return listed
+    kept = [vf for vf in listed if vf in occupied]
+    free = [vf for vf in listed if vf not in occupied]
+    return sorted(kept + free[:max(0, capacity - len(kept))])
+
+
+def limit_to_capacity(host_mappings: Mappings, gpus: Iterable[HostGpu],
+                      capacities: Capacities,
+                      occupied: Collection[str]) -> Mappings:
+    """The host's mappings with each SR-IOV GPU's VFs cut down, per
+    type, to what the GPU can host. Devices that are no mdev VF (GPUs
+    without SR-IOV, VFs on the vendor-specific VFIO driver) stay as
+    they are."""
+    gpu_of = {vf: gpu.address for gpu in gpus
+              if gpu.sriov and not gpu.vendor_vfio
+              for vf in gpu.virtual_functions}
+    limited: Mappings = {}
+    for vgpu_type, devices in host_mappings.items():
+        kept = [device for device in devices if device not in gpu_of]
+        by_gpu: Dict[str, List[str]] = {}
+        for device in devices:
+            if device in gpu_of:
+                by_gpu.setdefault(gpu_of[device], []).append(device)
+        for gpu, vfs in sorted(by_gpu.items()):
+            kept += vfs_to_publish(vfs, capacities.get((gpu, vgpu_type)),
+                                   occupied)
+        limited[vgpu_type] = sorted(kept)
+    return limited
+
+
+def per_gpu(host_mappings: Mappings, gpus: Iterable[HostGpu]
+            ) -> Dict[str, Dict[str, int]]:
+    """type -> {SR-IOV GPU: how many vGPUs of it Nova will offer there}
+    (the VFs given), for the status."""
+    gpu_of = {vf: gpu.address for gpu in gpus
+              if gpu.sriov and not gpu.vendor_vfio
+              for vf in gpu.virtual_functions}
+    counts: Dict[str, Dict[str, int]] = {}
+    for vgpu_type, devices in host_mappings.items():
+        for device in devices:
+            if device in gpu_of:
+                per_type = counts.setdefault(vgpu_type, {})
+                gpu = gpu_of[device]
+                per_type[gpu] = per_type.get(gpu, 0) + 1
+    return counts
+
+
+def occupied_devices(existing: Iterable[Tuple[str, str]],
+                     guest_uuids: Iterable[str],
+                     recorded: Mapping[str, Tuple[str, str]]) -> Set[str]:
+    """Devices that host a vGPU now, or will again for a guest.
+
+    existing: (uuid, parent) of every mdev there is now, used by a guest
+    or not (it holds a share of its GPU either way). recorded: where the
+    charm last saw each mdev (uuid -> (parent, type)); a guest's vGPU
+    that is gone (a reboot) goes back there, so that VF stays too.
+    """
+    now = dict(existing)
+    devices = set(now.values())
+    for uuid in guest_uuids:
+        if uuid not in now and uuid in recorded:
+            devices.add(recorded[uuid][0])
+    return devices
+
+
+def summary(counts: Dict[str, Dict[str, int]]) -> List[str]:
+    """Status phrases: 'nvidia-557: 24 vGPUs per GPU on 2 GPUs'."""
+    phrases = []
+    for vgpu_type, by_gpu in counts.items():
+        values = sorted(set(by_gpu.values()))
+        if len(by_gpu) == 1:
+            phrases.append('{}: {} on 1 GPU'.format(
+                vgpu_type, _vgpus(values[0])))
+        elif len(values) == 1:
+            phrases.append('{}: {} per GPU on {} GPUs'.format(
+                vgpu_type, _vgpus(values[0]), len(by_gpu)))
+        else:
+            phrases.append('{}: {} vGPUs on {} GPUs'.format(
+                vgpu_type, '+'.join(str(by_gpu[gpu])
+                                    for gpu in sorted(by_gpu)), len(by_gpu)))
+    return phrases
+
+
+def _vgpus(count: int) -> str:
+    return '{} vGPU{}'.format(count, '' if count == 1 else 's')
