@@ -1,22 +1,15 @@
 """What nova-compute renders from the published data, per release family,
 checked through the consumer itself: charmhelpers' SubordinateConfigContext
 (as charm-nova-compute configures it) reading fake relation data."""
-import json
 
-import jinja2
 import pytest
 
-from nova_consumer import SECTION_EPHEMERAL, consume, render
+from nova_consumer import consume, published, render, render_text
 from nvidia_vgpu import mappings, nova_config
 
 WANTED = mappings.parse("{'nvidia-35': ['0000:84:00.0', '0000:85:00.0'], "
                         "'nvidia-36': ['0000:86:00.0']}")
 ONE_TYPE = mappings.parse("{'nvidia-108': ['0000:84:00.0']}")
-
-
-def publish(sections):
-    return {'subordinate_configuration': json.dumps(
-        nova_config.subordinate_configuration(sections), sort_keys=True)}
 
 
 @pytest.mark.parametrize('options, wanted, expected', [
@@ -37,7 +30,7 @@ def publish(sections):
 def test_nova_compute_renders_exactly_the_expected_sections(
         fake_commands, options, wanted, expected):
     context = consume(fake_commands,
-                      publish(nova_config.nova_sections(wanted, options)))
+                      published(nova_config.nova_sections(wanted, options)))
     assert set(context) == {'sections'}
     assert render(context) == expected
 
@@ -54,7 +47,7 @@ def test_nothing_to_configure_publishes_no_sections(fake_commands):
     # charm-nova-compute's own charmhelpers treats empty sections as an
     # incomplete context, so other subordinates' sections stay; PyPI
     # charmhelpers 1.2.1 still returns them empty, never anything else.
-    context = consume(fake_commands, publish(
+    context = consume(fake_commands, published(
         nova_config.nova_sections({}, nova_config.XENA)))
     assert not context.get('sections')
     assert render(context) == {}
@@ -67,7 +60,7 @@ def test_values_that_passed_validation_cannot_add_sections_or_keys(
     # test_mappings.py.
     wanted = mappings.parse(
         "{'nvidia-99999': ['ffff:ff:1f.7'], 'nvidia-1': ['0000:00:00.0']}")
-    rendered = render(consume(fake_commands, publish(
+    rendered = render(consume(fake_commands, published(
         nova_config.nova_sections(wanted, nova_config.XENA))))
     assert rendered == {
         'devices': {'enabled_mdev_types': 'nvidia-1, nvidia-99999'},
@@ -82,7 +75,7 @@ def test_sriov_vfs_get_no_max_instances_on_any_release(fake_commands):
               'nvidia-35': ['0000:84:00.0']}
     for options in (nova_config.XENA, nova_config.CARACAL,
                     nova_config.EPOXY):
-        context = consume(fake_commands, publish(nova_config.nova_sections(
+        context = consume(fake_commands, published(nova_config.nova_sections(
             wanted, options)))
         assert render(context) == {
             'devices': {'enabled_mdev_types': 'nvidia-697, nvidia-35'},
@@ -94,8 +87,8 @@ def test_sriov_vfs_get_no_max_instances_on_any_release(fake_commands):
 def test_pci_passthrough_entries_for_typed_vfs(fake_commands):
     entries = nova_config.pci_passthrough_section({
         'nvidia-1148': [('0000:41:00.4', '26b9'), ('0000:41:00.5', '26b9')]})
-    context = consume(fake_commands, publish({'pci': entries}))
-    text = jinja2.Template(SECTION_EPHEMERAL).render(**context)
+    context = consume(fake_commands, published({'pci': entries}))
+    text = render_text(context)
     # device_spec is a multi-valued option: one line per VF, all in [pci].
     assert text.splitlines()[:5] == [
         '[pci]',
