@@ -426,9 +426,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 host.absent)
         # Each SR-IOV GPU gets only as many VFs as it can host of the
         # type, on every release; no max_instances (capacity.py: why).
-        mdev_mappings = capacity.limit_to_capacity(
-            mdev_mappings, gpus, self.sriov_capacities(host, gpus),
-            self.occupied_devices())
+        if host.sriov_gpus:   # only they have VFs to choose among
+            mdev_mappings = capacity.limit_to_capacity(
+                mdev_mappings, gpus, self.sriov_capacities(host, gpus),
+                self.occupied_devices())
         sections = nova_config.nova_sections(mdev_mappings, self.nova_options)
         pci_entries = nova_config.pci_passthrough_section({
             vgpu_type: [(vf, sysfs.device_id(vf)) for vf in vfs]
