@@ -168,8 +168,11 @@ def _messages_from(node: ast.AST, path: str,
                 return _text(call, mappings)
         raise AssertionError('MappingError not found')
     if isinstance(node, ast.Name) and node.id in ('problem',
-                                                  'software_problem'):
+                                                  'software_problem',
+                                                  'failure'):
         return []   # a problem recorded elsewhere, collected at its source
+    if isinstance(node, ast.Name) and node.id == 'pending':
+        return _pending_messages(path)
     env = dict(_constants(path))
     if function is not None:
         for name in {target.id for inner in ast.walk(function)
@@ -183,6 +186,33 @@ def _messages_from(node: ast.AST, path: str,
     if texts and all(p != (STAR,) for p in texts):
         return texts
     return None
+
+
+def _pending_messages(path: str) -> List[Pattern]:
+    """What pending_for_nova() joins with '; ': each part it appends,
+    from guest_safety's message functions or literal, and any after."""
+    patterns: List[Pattern] = []
+    for function in ast.walk(_tree(path)):
+        if not (isinstance(function, ast.FunctionDef)
+                and function.name == 'pending_for_nova'):
+            continue
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == 'append'):
+                continue
+            part = node.args[0]
+            if (isinstance(part, ast.Call)
+                    and isinstance(part.func, ast.Attribute)
+                    and isinstance(part.func.value, ast.Name)
+                    and part.func.value.id == 'guest_safety'):
+                found = _returned(_module_path('guest_safety'),
+                                  part.func.attr)
+            else:
+                found = _text(part, path)
+            patterns += [p + (STAR,) for p in found]
+    assert patterns, 'pending_for_nova() appends no message'
+    return patterns
 
 
 def code_messages() -> Dict[str, List[Pattern]]:

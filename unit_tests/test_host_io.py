@@ -43,8 +43,16 @@ def test_install_local_deb_reports_apts_reason(fake_commands):
         'nvidia-vgpu-ubuntu-550 : Depends: dkms but it is not installable')
     assert fake_commands.calls == [[
         'apt-get', '--assume-yes',
-        '--option=Dpkg::Options::=--force-confold', 'install',
-        '/r/nvidia-vgpu.deb']]
+        '--option=Dpkg::Options::=--force-confold', '--allow-downgrades',
+        'install', '/r/nvidia-vgpu.deb']]
+
+
+def test_only_the_attached_file_may_downgrade(fake_commands):
+    # Re-attaching the previous revision rolls back: apt must accept an
+    # older version for that file, never for packages from the archive.
+    fake_commands.set('apt-get')
+    assert dpkg.install_packages(['mdevctl']) is None
+    assert '--allow-downgrades' not in fake_commands.calls[0]
 
 
 def test_install_local_deb_success(fake_commands):

@@ -53,13 +53,17 @@ def test_config_declares_mappings_with_an_example():
     assert "'nvidia-35': ['0000:84:00.0'" in option['description']
 
 
-def test_actions_declare_list_vgpu_types_and_its_script():
+def test_actions_declare_the_charms_actions_and_their_scripts():
     actions = load('actions.yaml')
-    assert set(actions) == {"list-vgpu-types", "pause", "restart-services"}
-    script = os.path.join(SRC, 'actions', 'list-vgpu-types')
-    assert os.access(script, os.X_OK)
+    assert set(actions) == {"list-vgpu-types", "pause", "restart-services",
+                            "install-vgpu-software"}
+    for name in ('list-vgpu-types', 'install-vgpu-software'):
+        script = os.path.join(SRC, 'actions', name)
+        assert os.access(script, os.X_OK)
     # layer:openstack brings pause's and restart-services' scripts; this
-    # charm adds force=true to both, since both stop the vGPU Manager.
+    # charm adds force=true to both, since both stop the vGPU Manager, and
+    # to install-vgpu-software, which replaces it.
+    assert 'force' in actions['install-vgpu-software']['params']
     for name in ('pause', 'restart-services'):
         assert actions[name]['params']['force'] == {
             'type': 'boolean', 'default': False,

@@ -73,7 +73,8 @@ def test_install_then_reboot_then_ready():
                 'resources/nvidia-vgpu-software/nvidia-vgpu.deb')
     assert changing(steps[0]['commands']) == [
         ['apt-get', '--assume-yes',
-         '--option=Dpkg::Options::=--force-confold', 'install', resource],
+         '--option=Dpkg::Options::=--force-confold', '--allow-downgrades',
+         'install', resource],
         ['update-initramfs', '-u'],
         # yoga: the charm's boot unit that gives guests their vGPUs back.
         ['systemctl', 'daemon-reload'],

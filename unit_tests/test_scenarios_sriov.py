@@ -127,14 +127,20 @@ def test_each_a40_offers_what_it_can_host_and_keeps_the_guests_vf():
     assert first['status']['message'] == (
         'Unit is ready: 2 NVIDIA GPUs (A40); 64 SR-IOV VFs; nvidia-566: '
         '1 vGPU per GPU on 2 GPUs; nvidia-566 on 2 GPUs (10de:2235)')
+    # The new mapping leaves the second A40 out, but a guest uses its
+    # A40-48Q: that GPU keeps its VF of nvidia-566 until the guest is
+    # gone; the first GPU takes nvidia-557 at once.
     later = output['steps'][-1]
-    assert later['status']['message'] == (
-        'Unit is ready: 2 NVIDIA GPUs (A40); 64 SR-IOV VFs; nvidia-557: '
-        '24 vGPUs on 1 GPU')
+    assert later['status'] == {'workload': 'waiting', 'message': (
+        'Change of vgpu-device-mappings waits for guests using vGPUs: '
+        '0000:52:00.0 keeps nvidia-566 for instance-0000002a (wanted: out '
+        'of the mapping); it applies once they are gone (stop or migrate '
+        'them)')}
     assert sections(output) == {
-        'devices': [['enabled_mdev_types', 'nvidia-557']],
+        'devices': [['enabled_mdev_types', 'nvidia-557, nvidia-566']],
         'mdev_nvidia-557': [['device_addresses',
-                             ','.join(a40_vfs('51', 24))]]}
+                             ','.join(a40_vfs('51', 24))]],
+        'mdev_nvidia-566': [['device_addresses', GUEST_VF]]}
 
 
 def test_the_guests_vf_is_the_one_given_for_its_gpu(tmp_path):

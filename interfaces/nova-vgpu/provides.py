@@ -41,6 +41,13 @@ class NovaVgpuProvides(Endpoint):
                     changed = True
         return changed
 
+    def has_published(self, settings: Mapping[str, Any]) -> bool:
+        """Whether every relation already carries exactly these settings
+        (what publish would leave unchanged)."""
+        return all(relation.to_publish_raw.get(key) == canonical_json(value)
+                   for relation in self.relations
+                   for key, value in settings.items())
+
     def publish_releases_packages_map(
             self, releases_packages_map: Dict[str, Any]) -> None:
         """Hook used by layer:openstack for subordinates' package maps."""

@@ -4,7 +4,8 @@
 list-vgpu-types only reads the host (lspci, sysfs, the unit's record of
 the installed software), so it runs without the reactive framework or
 charms.openstack: asking a large GPU server costs little more than
-reading its sysfs files.
+reading its sysfs files. install-vgpu-software needs the charm class
+(the release's, through charms.openstack) as the hooks do.
 """
 import json
 import os
@@ -34,7 +35,24 @@ def list_vgpu_types() -> None:
                         for key, value in results.items()})
 
 
+def install_vgpu_software() -> None:
+    """Install the attached revision now (force=true under guests)."""
+    import charms_openstack.bus
+    import charms_openstack.charm as charm
+    charms_openstack.bus.discover()
+    try:
+        with charm.provide_charm_instance() as instance:
+            message = instance.install_vgpu_software()
+            hookenv.action_set({'message': message})
+            # Not deferred to a hook's exit, as layer:openstack's own
+            # actions do: the unit's status shows the install at once.
+            instance._assess_status()
+    finally:
+        unitdata.kv().flush()
+
+
 ACTIONS = {
+    'install-vgpu-software': install_vgpu_software,
     'list-vgpu-types': list_vgpu_types,
 }
 

@@ -29,13 +29,25 @@ def ensure_vgpu_software():
         instance.assess_status()
 
 
+@reactive.when('nova-compute-nvidia-vgpu.software-waits')
+@reactive.when_not('nova-compute-nvidia-vgpu.stopping')
+def install_once_guests_are_gone():
+    """A revision held back for guests installs at the first hook after
+    they are gone, update-status included."""
+    with charm.provide_charm_instance() as instance:
+        instance.ensure_vgpu_software()
+        instance.assess_status()
+
+
 @reactive.when('nova-vgpu.connected')
-@reactive.when_not('is-update-status-hook')
 def publish_nova_config():
-    """Hand nova-compute this host's vGPU settings (only what changed)."""
+    """Hand nova-compute this host's vGPU settings (only what changed),
+    in update-status too: a change that waited for guests applies there
+    once they are gone."""
     with charm.provide_charm_instance() as instance:
         instance.publish_nova_config(
-            reactive.endpoint_from_flag('nova-vgpu.connected'))
+            reactive.endpoint_from_flag('nova-vgpu.connected'),
+            periodic=reactive.is_flag_set('is-update-status-hook'))
         instance.assess_status()
 
 

@@ -101,11 +101,17 @@ def read_deb(path: str) -> Optional[DebInfo]:
 
 def install_local_deb(path: str) -> Optional[str]:
     """Install a .deb with apt, so its dependencies (dkms, headers) come
-    from the archive. Returns None on success, else apt's reason."""
-    return install_packages([path])
+    from the archive. Returns None on success, else apt's reason.
+
+    The file is the revision the operator attached, older than what is
+    installed when they roll back: apt refuses a downgrade under
+    --assume-yes unless told it is meant.
+    """
+    return install_packages([path], allow_downgrades=True)
 
 
-def install_packages(packages: List[str]) -> Optional[str]:
+def install_packages(packages: List[str],
+                     allow_downgrades: bool = False) -> Optional[str]:
     """apt-get install; None on success, else apt's reason in one line.
 
     Unlike charmhelpers' apt_install, it neither retries for minutes nor
@@ -113,7 +119,9 @@ def install_packages(packages: List[str]) -> Optional[str]:
     """
     done = subprocess.run(
         ['apt-get', '--assume-yes',
-         '--option=Dpkg::Options::=--force-confold', 'install'] + packages,
+         '--option=Dpkg::Options::=--force-confold'] +
+        (['--allow-downgrades'] if allow_downgrades else []) +
+        ['install'] + packages,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         universal_newlines=True, env=dict(os.environ, **APT_ENV))
     if done.returncode == 0:

@@ -1,13 +1,32 @@
 """Running guests come first.
 
-Stopping the NVIDIA vGPU Manager (pause, restart-services) breaks every
-vGPU a running guest has: such actions are refused while guests use
-vGPUs on the host, naming them, unless the operator says force=true.
+Stopping the NVIDIA vGPU Manager (pause, restart-services) or replacing
+it (a new vGPU software revision) breaks every vGPU a running guest has,
+and a GPU runs one vGPU type at a time: giving a GPU whose vGPUs are in
+use another type in nova.conf makes Nova offer what the GPU cannot
+create, and the guests' vGPUs could not be recreated after a reboot.
+So each of these waits for the guests (or an explicit force=true), and
+this module says which vGPUs are in use, what must wait, and how to
+tell the operator.
+
+Pure functions over what sysfs and libvirt's definitions say.
 """
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
+                    Sequence, Tuple)
 
 # One entry per vGPU in use: (the GPU or VF it lives on, its guests).
 InUse = Sequence[Tuple[str, Sequence[str]]]
+Mappings = Dict[str, List[str]]
+# How many guest names a status line spells out before "and N more".
+NAMED_GUESTS = 3
+
+
+class VgpuInUse(NamedTuple):
+    """A vGPU a guest's definition uses, where it lives and its type."""
+
+    device: str          # the GPU, or the SR-IOV VF, it lives on
+    vgpu_type: str       # nvidia-<N>
+    guests: List[str]
 
 
 def refusal(action: str, in_use: InUse) -> Optional[str]:
@@ -29,8 +48,118 @@ def _guests(names: List[str]) -> str:
     return 'guest' if len(names) == 1 else '{} guests'.format(len(names))
 
 
-def in_use(mdevs: Iterable[Tuple[str, str]],
-           users: dict) -> List[Tuple[str, List[str]]]:
-    """(parent, guests) of each existing vGPU (uuid, parent) a guest's
-    definition uses; users maps an mdev uuid to the guests using it."""
-    return [(parent, users[uuid]) for uuid, parent in mdevs if uuid in users]
+def vgpus_in_use(mdevs: Iterable[Tuple[str, str, str]],
+                 mdev_users: Mapping[str, Sequence[str]],
+                 vf_types: Mapping[str, int],
+                 pci_users: Mapping[str, Sequence[str]]) -> List[VgpuInUse]:
+    """Every vGPU a guest uses now, on either driver model.
+
+    mdevs: (uuid, parent, type) of each mediated device; mdev_users:
+    uuid -> guests whose definition has it. On NVIDIA's vendor-specific
+    VFIO driver a vGPU is a VF with a non-zero current_vgpu_type
+    (vf_types: VF -> that number) that a guest has as a PCI hostdev
+    (pci_users: address -> guests).
+    """
+    found = [VgpuInUse(parent, vgpu_type, sorted(mdev_users[uuid]))
+             for uuid, parent, vgpu_type in mdevs if uuid in mdev_users]
+    found += [VgpuInUse(vf, 'nvidia-{}'.format(number),
+                        sorted(pci_users[vf]))
+              for vf, number in sorted(vf_types.items())
+              if number and vf in pci_users]
+    return sorted(found)
+
+
+def guest_names(vgpus: Iterable[VgpuInUse]) -> List[str]:
+    """The guests using any of these vGPUs, each once, sorted."""
+    return sorted({name for vgpu in vgpus for name in vgpu.guests})
+
+
+def named(guests: Sequence[str]) -> str:
+    """'instance-1, instance-2 and 3 more': short enough for a status."""
+    shown = ', '.join(guests[:NAMED_GUESTS])
+    more = len(guests) - NAMED_GUESTS
+    return shown + (' and {} more'.format(more) if more > 0 else '')
+
+
+class HeldGpu(NamedTuple):
+    """A GPU whose mapping change waits for the guests on it."""
+
+    gpu: str                 # the physical GPU
+    keeps: Tuple[str, ...]   # the type(s) Nova keeps for it meanwhile
+    wants: Tuple[str, ...]   # the type(s) asked for (empty: taken out)
+    guests: List[str]
+
+
+def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
+                    vgpus: Iterable[VgpuInUse],
+                    gpu_of: Mapping[str, str]
+                    ) -> Tuple[Mappings, List[HeldGpu]]:
+    """The mappings to publish now, and the GPUs whose change waits.
+
+    A GPU hosting vGPUs that guests use keeps, in what Nova is given,
+    exactly what it was last given (published) when the wanted mappings
+    would give one of those vGPUs' devices another type or none; its
+    other devices go with it, as a GPU runs one type at a time. Every
+    other GPU gets the change. With no record of what was published (the
+    charm is new on a host with guests), the in-use devices keep their
+    vGPUs' types and the GPU's other devices are left out meanwhile.
+
+    gpu_of: device (GPU or VF) -> its physical GPU.
+    """
+    def on(mappings: Mappings, gpu: str) -> Mappings:
+        return {vgpu_type: [d for d in devices if gpu_of.get(d, d) == gpu]
+                for vgpu_type, devices in mappings.items()}
+
+    type_wanted = {device: vgpu_type for vgpu_type, devices in wanted.items()
+                   for device in devices}
+    by_gpu: Dict[str, List[VgpuInUse]] = {}
+    for vgpu in vgpus:
+        by_gpu.setdefault(gpu_of.get(vgpu.device, vgpu.device),
+                          []).append(vgpu)
+    effective = {vgpu_type: list(devices)
+                 for vgpu_type, devices in wanted.items()}
+    held: List[HeldGpu] = []
+    for gpu, on_gpu in sorted(by_gpu.items()):
+        if all(type_wanted.get(vgpu.device) == vgpu.vgpu_type
+               for vgpu in on_gpu):
+            continue
+        if published is not None:
+            keep = on(published, gpu)
+        else:
+            keep = {}
+            for vgpu in on_gpu:
+                keep.setdefault(vgpu.vgpu_type, []).append(vgpu.device)
+        for vgpu_type, devices in on(wanted, gpu).items():
+            effective[vgpu_type] = [d for d in effective[vgpu_type]
+                                    if d not in devices]
+        for vgpu_type, devices in keep.items():
+            effective.setdefault(vgpu_type, []).extend(devices)
+        held.append(HeldGpu(
+            gpu, tuple(sorted(t for t, d in keep.items() if d)),
+            tuple(sorted(t for t, d in on(wanted, gpu).items() if d)),
+            guest_names(on_gpu)))
+    return ({vgpu_type: sorted(set(devices))
+             for vgpu_type, devices in sorted(effective.items())
+             if devices}, held)
+
+
+def held_message(held: Sequence[HeldGpu]) -> str:
+    """The status line for mapping changes that wait for guests."""
+    parts = []
+    for gpu in held:
+        parts.append('{} keeps {} for {} (wanted: {})'.format(
+            gpu.gpu, ', '.join(gpu.keeps) or 'its vGPUs',
+            named(gpu.guests), ', '.join(gpu.wants) or 'out of the mapping'))
+    return ('Change of vgpu-device-mappings waits for guests using vGPUs: {}; '
+            'it applies once they are gone (stop or migrate them)'.format(
+                '; '.join(parts)))
+
+
+def software_waits_message(package: str, version: str,
+                           guests: Sequence[str]) -> str:
+    """The status line for a vGPU software revision held back."""
+    return ('Attached vGPU software {} {} waits for {} guest{} using vGPUs '
+            '({}): it installs once they are gone, or run '
+            'install-vgpu-software with force=true'.format(
+                package, version, len(guests),
+                '' if len(guests) == 1 else 's', named(guests)))

@@ -6,16 +6,18 @@ needs neither a libvirt connection nor the cloud's API.
 import glob
 import os
 import xml.etree.ElementTree as ElementTree
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 from nvidia_vgpu.hostfs import host_path
 
 DOMAINS = '/etc/libvirt/qemu'
 
 
-def mdev_users() -> Dict[str, List[str]]:
-    """mdev UUID -> names of the domains whose definition uses it."""
-    users: Dict[str, List[str]] = {}
+def hostdev_users() -> Tuple[Dict[str, List[str]], Dict[str, List[str]]]:
+    """(mdev UUID -> domains, PCI address -> domains) of every guest
+    definition's host devices."""
+    mdevs: Dict[str, List[str]] = {}
+    pci: Dict[str, List[str]] = {}
     for path in sorted(glob.glob(os.path.join(host_path(DOMAINS), '*.xml'))):
         try:
             root = ElementTree.parse(path).getroot()
@@ -23,10 +25,34 @@ def mdev_users() -> Dict[str, List[str]]:
             continue
         name = root.findtext('name') or os.path.basename(path)[:-4]
         for hostdev in root.iter('hostdev'):
-            if hostdev.get('type') != 'mdev':
-                continue
             address = hostdev.find('source/address')
-            uuid = address.get('uuid') if address is not None else None
-            if uuid:
-                users.setdefault(uuid.lower(), []).append(name)
-    return users
+            if address is None:
+                continue
+            if hostdev.get('type') == 'mdev' and address.get('uuid'):
+                mdevs.setdefault(address.get('uuid').lower(), []).append(name)
+            elif hostdev.get('type') == 'pci':
+                pci_address = _pci_address(address.attrib)
+                if pci_address:
+                    pci.setdefault(pci_address, []).append(name)
+    return mdevs, pci
+
+
+def _pci_address(attributes: Dict[str, str]) -> str:
+    """0000:41:00.4 from libvirt's domain/bus/slot/function (hex)."""
+    try:
+        return '{:04x}:{:02x}:{:02x}.{:x}'.format(*(
+            int(attributes[key], 16)
+            for key in ('domain', 'bus', 'slot', 'function')))
+    except (KeyError, ValueError):
+        return ''
+
+
+def mdev_users() -> Dict[str, List[str]]:
+    """mdev UUID -> names of the domains whose definition uses it."""
+    return hostdev_users()[0]
+
+
+def pci_users() -> Dict[str, List[str]]:
+    """PCI address -> names of the domains that have it as a hostdev (a
+    VF on NVIDIA's vendor-specific VFIO driver is given that way)."""
+    return hostdev_users()[1]

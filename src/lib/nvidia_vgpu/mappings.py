@@ -249,7 +249,8 @@ class HostMappings(NamedTuple):
 
 
 def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
-             offered: Optional[Dict[str, Set[str]]]) -> HostMappings:
+             offered: Optional[Dict[str, Optional[Set[str]]]]
+             ) -> HostMappings:
     """Keep the addresses that are NVIDIA GPUs (or their VFs) here.
 
     One application config serves hosts with different GPUs, so an
@@ -316,8 +317,9 @@ def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
                 if device not in here:
                     here.append(device)
         for device in here:
-            if offered is not None and vgpu_type not in offered.get(
-                    device, set()):
+            # None for a device: what it offers cannot be judged now.
+            if offered is not None and offered.get(device, set()) is not None \
+                    and vgpu_type not in offered.get(device, set()):
                 choices = ', '.join(sorted(offered.get(device, ()),
                                            key=_type_key)) or 'none'
                 problems.append(

@@ -165,3 +165,10 @@ def device_id(address: str) -> str:
     """The PCI device id of a function, e.g. 26b9 (as Nova wants it)."""
     value = _read(_device(address, 'device')) or ''
     return value.lower().replace('0x', '')
+
+
+def current_vgpu_type(address: str) -> Optional[int]:
+    """The vGPU type a VF has on the vendor-specific VFIO driver (0: no
+    vGPU); None where the VF has no such file (mdev, or no VF)."""
+    value = _read(_device(address, 'nvidia', 'current_vgpu_type'))
+    return int(value) if value and value.isdigit() else None

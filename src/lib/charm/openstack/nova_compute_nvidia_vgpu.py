@@ -24,6 +24,11 @@ NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
 # unitdata keys; kept across charm upgrades, so renaming one loses state.
 PROBLEM_KEY = 'nvidia-vgpu.software-problem'
+# {package, version} of an attached revision that waits for guests.
+WAITING_SOFTWARE_KEY = 'nvidia-vgpu.software-waits'
+# The host mappings Nova was last given (what a held GPU keeps).
+PUBLISHED_KEY = 'nvidia-vgpu.published-mappings'
+SOFTWARE_WAITS_FLAG = 'nova-compute-nvidia-vgpu.software-waits'
 DPKG_VERSIONS_KEY = 'nvidia-vgpu.dpkg-versions'
 RELATION = 'nova-vgpu'
 MDEVCTL = 'mdevctl'
@@ -91,6 +96,8 @@ class NovaVgpuConfig(NamedTuple):
     vf_types: Dict[str, List[str]] = {}  # vendor-VFIO: type -> its VFs
     # SR-IOV: type -> {GPU: vGPUs Nova will offer there}
     sriov_capacity: Dict[str, Dict[str, int]] = {}
+    # GPUs whose mapping change waits for the guests using their vGPUs
+    held: List[guest_safety.HeldGpu] = []
 
 
 def _split(host_mappings: Dict[str, List[str]], devices: Set[str],
@@ -164,6 +171,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         and upgrade-charm (Juju's answer to attach-resource); never in
         update-status. A problem is remembered for the status and retried
         at the next of those hooks, not in a loop.
+
+        A new revision waits while guests use vGPUs on the host (it would
+        replace the vGPU Manager under them): it installs at the first
+        hook after they are gone (the software-waits flag), or through
+        the install-vgpu-software action.
         """
         if self._software_ensured:
             return
@@ -171,13 +183,16 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         kv = unitdata.kv()
         if not self.gpus:
             kv.unset(PROBLEM_KEY)
+            self._software_waits(None)
             return
-        resource = self._attached_resource()
-        problem = software.resource_problem(
-            resource, self.config.get(SHA256_OPTION) or '')
-        if problem is None and software.needs_install(
-                resource, self.installed_software,
-                installed_version(resource.deb.package)):
+        resource, problem, needed = self._resource_to_install()
+        if needed and self.vgpus_in_use and self._replaces_vgpu_manager(
+                resource.deb):
+            self._software_waits(resource.deb)
+            needed = False
+        else:
+            self._software_waits(None)
+        if needed:
             problem = self._install(resource)
         if problem:
             hookenv.log(problem, level=hookenv.WARNING)
@@ -185,6 +200,64 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         else:
             kv.unset(PROBLEM_KEY)
             self.ensure_sriov()
+
+    def _resource_to_install(self) -> Tuple[Optional[software.Resource],
+                                            Optional[str], bool]:
+        """The attached resource, why it must not be installed (or
+        None), and whether this host still needs it."""
+        resource = self._attached_resource()
+        problem = software.resource_problem(
+            resource, self.config.get(SHA256_OPTION) or '')
+        needed = problem is None and software.needs_install(
+            resource, self.installed_software,
+            installed_version(resource.deb.package))
+        return resource, problem, needed
+
+    def _replaces_vgpu_manager(self, deb: dpkg.DebInfo) -> bool:
+        """Whether installing this package would replace a vGPU Manager
+        the host has (the charm's, or the same package from elsewhere)."""
+        return (self.installed_software is not None or
+                installed_version(deb.package) is not None)
+
+    def _software_waits(self, deb: Optional[dpkg.DebInfo]) -> None:
+        """Remember (or forget) the revision that waits for guests."""
+        kv = unitdata.kv()
+        if deb is None:
+            kv.unset(WAITING_SOFTWARE_KEY)
+            reactive.clear_flag(SOFTWARE_WAITS_FLAG)
+            return
+        hookenv.log('{} {} waits for guests using vGPUs: {}'.format(
+            deb.package, deb.version, ', '.join(guest_safety.guest_names(
+                self.vgpus_in_use))), level=hookenv.INFO)
+        kv.set(WAITING_SOFTWARE_KEY, {'package': deb.package,
+                                      'version': deb.version})
+        reactive.set_flag(SOFTWARE_WAITS_FLAG)
+
+    def install_vgpu_software(self) -> str:
+        """The install-vgpu-software action: install the attached
+        revision now; refused while guests use vGPUs unless force=true.
+        Returns what it did; raises (the action fails) saying why not."""
+        if not self.gpus:
+            raise RuntimeError('No NVIDIA GPU on this host: there is '
+                               'nothing to install')
+        resource, problem, needed = self._resource_to_install()
+        if problem:
+            raise RuntimeError(problem)
+        deb = resource.deb
+        if not needed:
+            return '{} {} is already installed'.format(deb.package,
+                                                       deb.version)
+        self.refuse_under_running_guests('install-vgpu-software')
+        kv = unitdata.kv()
+        failure = self._install(resource)
+        if failure:
+            kv.set(PROBLEM_KEY, failure)
+            raise RuntimeError(failure)
+        kv.unset(PROBLEM_KEY)
+        self._software_waits(None)
+        self.ensure_sriov()
+        return ('Installed {} {}; reboot the host when the unit asks, to '
+                'load its driver'.format(deb.package, deb.version))
 
     def ensure_sriov(self) -> None:
         """On SR-IOV GPUs, have their VFs enabled at every boot, and now.
@@ -241,16 +314,17 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         vendor-specific VFIO driver and, before Dalmatian, recreates the
         vGPUs guests use. It reads this host's expanded mappings (so a
         config change reaches the next boot) and, before Dalmatian, where
-        each vGPU lives now. In update-status (periodic) only that
-        inventory is refreshed.
+        each vGPU lives now. In update-status (periodic) the unit is not
+        reinstalled, but what it reads follows the mappings Nova is given,
+        and VFs take their types there too: a change that waited for
+        guests applies once they are gone.
         """
         if not self.gpus or self.installed_software is None:
             return
         if self.restores_mdevs:
             restore.record_inventory()
-        if periodic:
-            return
-        systemd.install_unit(restore.UNIT, self.restore_unit_text())
+        if not periodic:
+            systemd.install_unit(restore.UNIT, self.restore_unit_text())
         config = self.nova_vgpu_config
         if config.host_mappings is None:
             return
@@ -370,6 +444,22 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                     if description is not None else None)
         return capacities
 
+    @memo.cached_property
+    def vgpus_in_use(self) -> List[guest_safety.VgpuInUse]:
+        """Every vGPU a guest uses on this host now: mdevs a guest's
+        definition has, and VFs of the vendor-specific VFIO driver with a
+        vGPU type that a guest has as a PCI device."""
+        if not self.gpus:
+            return []
+        mdev_users, pci_users = libvirt.hostdev_users()
+        vf_types = {address: sysfs.current_vgpu_type(address)
+                    for address in pci_users}
+        return guest_safety.vgpus_in_use(
+            [(mdev.uuid, mdev.parent, mdev.type_id)
+             for mdev in sysfs.mediated_devices()], mdev_users,
+            {address: number for address, number in vf_types.items()
+             if number}, pci_users)
+
     @staticmethod
     def occupied_devices() -> Set[str]:
         """Devices hosting a vGPU now, or a guest's vGPU the boot unit
@@ -395,7 +485,20 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 'waiting', 'Waiting for nova-compute to install '
                 '{}'.format(NOVA_PACKAGE)), [])
         gpus = self.host_gpus()
-        host = mappings.for_host(wanted, gpus, self.offered_vgpu_types(gpus))
+        gpu_of = {device: gpu.address for gpu in gpus
+                  for device in (gpu.address,) + gpu.virtual_functions}
+        published = unitdata.kv().get(PUBLISHED_KEY)
+        offered = self.offered_vgpu_types(gpus)
+        # What a GPU whose change waits for guests offers is not judged
+        # now: its vGPUs' type hides the others until they are gone.
+        _, held = guest_safety.hold_for_guests(
+            mappings.for_host(wanted, gpus, None).mappings, published,
+            self.vgpus_in_use, gpu_of)
+        if held and offered is not None:
+            waiting_gpus = {gpu.gpu for gpu in held}
+            offered = {device: None if gpu_of.get(device) in waiting_gpus
+                       else types for device, types in offered.items()}
+        host = mappings.for_host(wanted, gpus, offered)
         if host.problems:
             more = len(host.problems) - 1
             return NovaVgpuConfig(None, ('blocked', 'Invalid {}: {}{}'.format(
@@ -430,6 +533,14 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             mdev_mappings = capacity.limit_to_capacity(
                 mdev_mappings, gpus, self.sriov_capacities(host, gpus),
                 self.occupied_devices())
+        effective, held = guest_safety.hold_for_guests(
+            dict(mdev_mappings, **vfio_mappings), published,
+            self.vgpus_in_use, gpu_of)
+        if held and limit is not None and len(effective) > limit:
+            # One type for the whole host: it all waits.
+            effective = dict(published or {})
+        mdev_mappings = _split(effective, vfio_devices, False)
+        vfio_mappings = _split(effective, vfio_devices, True)
         sections = nova_config.nova_sections(mdev_mappings, self.nova_options)
         pci_entries = nova_config.pci_passthrough_section({
             vgpu_type: [(vf, sysfs.device_id(vf)) for vf in vfs]
@@ -438,22 +549,40 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             sections['pci'] = pci_entries
         return NovaVgpuConfig(
             sections, None, host.absent, waiting=host.waiting,
-            host_mappings=dict(mdev_mappings, **vfio_mappings),
-            vf_types=vfio_mappings,
+            host_mappings=effective, vf_types=vfio_mappings,
             selected=host.selected, unmatched=host.unmatched,
             vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
-            sriov_capacity=capacity.per_gpu(mdev_mappings, gpus))
+            sriov_capacity=capacity.per_gpu(mdev_mappings, gpus),
+            held=held)
 
-    def publish_nova_config(self, endpoint) -> None:
-        """Tell nova-compute what it needs, setting only what changed."""
-        settings = {'services': self.services}
+    def nova_settings(self) -> Dict[str, object]:
+        """The relation settings this host should have published now
+        (no vGPU configuration while the option has a problem: Nova keeps
+        what it has)."""
+        settings: Dict[str, object] = {'services': self.services}
         sections = self.nova_vgpu_config.sections
         if sections is not None:
             settings['subordinate_configuration'] = \
                 nova_config.subordinate_configuration(sections)
+        return settings
+
+    def publish_nova_config(self, endpoint, periodic: bool = False) -> None:
+        """Tell nova-compute what it needs, setting only what changed.
+
+        Also in update-status (periodic), where a change that waited for
+        guests applies once they are gone, except while SR-IOV VFs are
+        missing: a periodic hook must not take a GPU away from Nova
+        because its VFs are not back yet.
+        """
+        config = self.nova_vgpu_config
+        if periodic and config.waiting:
+            return
+        settings = self.nova_settings()
         if endpoint.publish(settings):
             hookenv.log('nova-vgpu settings changed: {}'.format(
                 sorted(settings)), level=hookenv.INFO)
+        if config.host_mappings is not None:
+            unitdata.kv().set(PUBLISHED_KEY, config.host_mappings)
 
     # ----------------------------------------------------------- status
 
@@ -489,14 +618,17 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return 'waiting', 'Waiting for the {} relation: {}'.format(
                 RELATION, juju_commands.relate_command(
                     os.environ.get('JUJU_VERSION'), *RELATION_ENDPOINTS))
-        message = 'Unit is ready: ' + pci.describe_gpus(self.gpus)
-        if not self.gpus:
-            return 'active', message + ' on this host'
         config = self.nova_vgpu_config
         if config.waiting:
             return 'waiting', ('Waiting for SR-IOV VFs on {} (enabled once '
                                'the NVIDIA driver runs)'.format(
                                    ', '.join(config.waiting)))
+        pending = self.pending_for_nova()
+        if pending:
+            return 'waiting', pending
+        message = 'Unit is ready: ' + pci.describe_gpus(self.gpus)
+        if not self.gpus:
+            return 'active', message + ' on this host'
         if config.vf_count:
             message += '; {} SR-IOV VFs'.format(config.vf_count)
         for phrase in capacity.summary(config.sriov_capacity):
@@ -513,14 +645,32 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             message += '; not on this host: ' + ', '.join(config.absent)
         return 'active', message
 
+    def pending_for_nova(self) -> Optional[str]:
+        """What this host should have but nova-compute has not been given
+        yet, and why; None when Nova has it all."""
+        pending = []
+        waiting = unitdata.kv().get(WAITING_SOFTWARE_KEY)
+        if waiting:
+            pending.append(guest_safety.software_waits_message(
+                waiting['package'], waiting['version'],
+                guest_safety.guest_names(self.vgpus_in_use)))
+        config = self.nova_vgpu_config
+        if config.held:
+            pending.append(guest_safety.held_message(config.held))
+        endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
+        if endpoint is not None and not endpoint.has_published(
+                self.nova_settings()):
+            pending.append('Nova has not been given this host\'s vGPU '
+                           'settings yet (they go at the next hook)')
+        return '; '.join(pending) or None
+
     # ---------------------------------------------------- pause, resume
 
     def refuse_under_running_guests(self, action: str) -> None:
         """Raise (the action fails) if stopping the vGPU Manager now would
         break guests' vGPUs, unless the operator said force=true."""
-        problem = guest_safety.refusal(action, guest_safety.in_use(
-            [(mdev.uuid, mdev.parent) for mdev in sysfs.mediated_devices()],
-            libvirt.mdev_users()))
+        problem = guest_safety.refusal(action, [
+            (vgpu.device, vgpu.guests) for vgpu in self.vgpus_in_use])
         if problem and not hookenv.action_get('force'):
             raise RuntimeError(problem)
 
