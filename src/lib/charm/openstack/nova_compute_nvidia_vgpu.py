@@ -17,8 +17,8 @@ import charms_openstack.charm
 
 from nvidia_vgpu import (
     capacity, dpkg, guest_safety, inventory, juju_commands, kernel,
-    libvirt, mappings, memo, nova_config, pci, releases, restore, software,
-    sriov, sysfs, systemd, vgpu_types)
+    libvirt, mappings, memo, nova_config, pci, profiles, releases, restore,
+    software, sriov, sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -91,6 +91,7 @@ class NovaVgpuConfig(NamedTuple):
     vf_types: Dict[str, List[str]] = {}  # vendor-VFIO: type -> its VFs
     # SR-IOV: type -> {GPU: vGPUs Nova will offer there}
     sriov_capacity: Dict[str, Dict[str, int]] = {}
+    resolution: Optional[profiles.Resolution] = None  # profile names
 
 
 def _split(host_mappings: Dict[str, List[str]], devices: Set[str],
@@ -323,9 +324,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         return gpus
 
     @staticmethod
-    def offered_vgpu_types(gpus: List[mappings.HostGpu]
-                           ) -> Optional[Dict[str, Set[str]]]:
-        """Types each device offers, once the driver runs (else None).
+    def offered_vgpu_types(gpus: List[mappings.HostGpu], names: bool = False
+                           ) -> Optional[Dict[str, Dict[str, str]]]:
+        """Types each device offers, {type id: the driver's name}, once
+        the driver runs (else None); the mdev names ('' unless names) are
+        read only where the mappings use profile names.
 
         Every VF of a GPU lists the same mdev types (only their free
         instances differ), so one VF is listed for all: a 16-GPU server
@@ -334,18 +337,21 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """
         if kernel.nvidia_driver_version() is None:
             return None
+
+        def mdev(address: str) -> Dict[str, str]:
+            return (sysfs.mdev_type_names(address) if names
+                    else dict.fromkeys(sysfs.mdev_types(address), ''))
         offered = {}
         for gpu in gpus:
             if gpu.vendor_vfio:
                 for address in (gpu.address,) + gpu.virtual_functions:
-                    table = sysfs.creatable_vgpu_types(address)
-                    offered[address] = (
-                        {'nvidia-{}'.format(number) for number in table}
-                        if table is not None else set())
+                    table = sysfs.creatable_vgpu_types(address) or {}
+                    offered[address] = {'nvidia-{}'.format(number): name
+                                        for number, name in table.items()}
                 continue
-            offered[gpu.address] = sysfs.mdev_types(gpu.address)
+            offered[gpu.address] = mdev(gpu.address)
             if gpu.virtual_functions:
-                shared = sysfs.mdev_types(gpu.virtual_functions[0])
+                shared = mdev(gpu.virtual_functions[0])
                 for address in gpu.virtual_functions:
                     offered[address] = shared
         return offered
@@ -395,7 +401,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 'waiting', 'Waiting for nova-compute to install '
                 '{}'.format(NOVA_PACKAGE)), [])
         gpus = self.host_gpus()
-        host = mappings.for_host(wanted, gpus, self.offered_vgpu_types(gpus))
+        offered = self.offered_vgpu_types(gpus, profiles.named(wanted))
+        resolution = profiles.resolve(wanted, gpus, offered)
+        host = profiles.merged(resolution, mappings.for_host(
+            resolution.mappings, gpus, offered))
         if host.problems:
             more = len(host.problems) - 1
             return NovaVgpuConfig(None, ('blocked', 'Invalid {}: {}{}'.format(
@@ -442,7 +451,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             vf_types=vfio_mappings,
             selected=host.selected, unmatched=host.unmatched,
             vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
-            sriov_capacity=capacity.per_gpu(mdev_mappings, gpus))
+            sriov_capacity=capacity.per_gpu(mdev_mappings, gpus),
+            resolution=resolution)
 
     def publish_nova_config(self, endpoint) -> None:
         """Tell nova-compute what it needs, setting only what changed."""
@@ -497,9 +507,16 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return 'waiting', ('Waiting for SR-IOV VFs on {} (enabled once '
                                'the NVIDIA driver runs)'.format(
                                    ', '.join(config.waiting)))
+        if config.resolution and config.resolution.unresolved:
+            return 'waiting', ('Waiting for the NVIDIA driver to resolve '
+                               'vGPU profile names {} (nothing is published '
+                               'for them until then)'.format(
+                                   ', '.join(config.resolution.unresolved)))
         if config.vf_count:
             message += '; {} SR-IOV VFs'.format(config.vf_count)
         for phrase in capacity.summary(config.sriov_capacity):
+            message += '; ' + phrase
+        for phrase in profiles.summary(config.resolution):
             message += '; ' + phrase
         for vgpu_type, by_selector in config.selected.items():
             for selector, gpus in by_selector.items():
