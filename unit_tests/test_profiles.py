@@ -251,3 +251,13 @@ def test_what_reaches_for_host_has_type_ids_only():
         result = resolve(text, [v100()], table)
         assert all(mappings.TYPE_NAME.fullmatch(key)
                    for key in result.mappings), result
+
+
+def test_a_name_the_driver_gives_two_types_is_not_guessed_between():
+    table = {'0000:84:00.0': {'nvidia-108': 'GRID V100-8Q',
+                              'nvidia-217': 'NVIDIA V100-8Q'}}
+    result = resolve("{'V100-8Q': ['0000:84:00.0']}", [v100()], table)
+    assert result.mappings == {}
+    assert result.problems == [
+        'V100-8Q names nvidia-108 and nvidia-217 on the GPU at '
+        '0000:84:00.0; give the type id instead']

@@ -225,7 +225,7 @@ def parse(text: str) -> Mappings:
             # offers (profiles.py).
             owner.setdefault(address, vgpu_type)
         result[vgpu_type] = addresses
-    return dict(sorted(result.items(), key=lambda item: _type_key(item[0])))
+    return dict(sorted(result.items(), key=lambda item: type_order(item[0])))
 
 
 def _not_a_type(key: str) -> str:
@@ -248,7 +248,7 @@ def is_profile(vgpu_type: str) -> bool:
     return PROFILE.fullmatch(vgpu_type) is not None
 
 
-def _type_key(vgpu_type: str) -> Tuple[int, str]:
+def type_order(vgpu_type: str) -> Tuple[int, str]:
     """nvidia-9 before nvidia-10: numeric order reads naturally."""
     number = vgpu_type.rsplit('-', 1)[-1]
     return (int(number) if number.isdigit() else 0, vgpu_type)
@@ -356,7 +356,7 @@ def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
             if offered is not None and vgpu_type not in offered.get(
                     device, set()):
                 choices = ', '.join(sorted(offered.get(device, ()),
-                                           key=_type_key)) or 'none'
+                                           key=type_order)) or 'none'
                 problems.append(
                     '{} is not offered by the GPU at {} (it offers: {}); '
                     'see the list-vgpu-types action'.format(

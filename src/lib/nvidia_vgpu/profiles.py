@@ -22,7 +22,7 @@ from typing import (Collection, Dict, Iterable, List, Mapping, NamedTuple,
                     Optional, Set, Tuple)
 
 from nvidia_vgpu.mappings import (
-    PROFILE, SELECTOR, HostGpu, HostMappings, Mappings, _type_key,
+    PROFILE, SELECTOR, HostGpu, HostMappings, Mappings, type_order,
     is_profile)
 
 # device -> {type id: the driver's name for it, e.g. "GRID V100-8Q"}
@@ -91,7 +91,7 @@ def _choices(ids: Mapping[str, Collection[str]]) -> str:
     """A GPU's profile names in the driver's order (that of list-vgpu-
     types), for a message."""
     order = sorted(ids, key=lambda name: min(
-        _type_key(type_id) for type_id in ids[name]))
+        type_order(type_id) for type_id in ids[name]))
     return ', '.join(order) or 'none'
 
 
@@ -160,7 +160,7 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
             problems.append(
                 '{} names {} on the GPU at {}; give the type id '
                 'instead'.format(hits[0], ' and '.join(
-                    sorted(ids[hits[0]], key=_type_key)), target))
+                    sorted(ids[hits[0]], key=type_order)), target))
         else:
             chosen[target] = (hits[0], next(iter(ids[hits[0]])))
     out: Dict[str, Set[str]] = {key: set(entries)
@@ -188,8 +188,8 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
                  and any(profile in names for names in given.values())]
     return Resolution(
         {type_id: sorted(out[type_id])
-         for type_id in sorted(out, key=_type_key)},
-        {profile: sorted(ids, key=_type_key)
+         for type_id in sorted(out, key=type_order)},
+        {profile: sorted(ids, key=type_order)
          for profile, ids in sorted(resolved.items())},
         sorted(unresolved), unoffered, problems, sorted(absent),
         sorted(unmatched), waiting)
