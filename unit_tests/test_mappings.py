@@ -343,6 +343,15 @@ class TestOnlyPrintableAscii:
          "'\\uff10' (U+FF10, FULLWIDTH DIGIT ZERO)"),
         ('{"nvidia-108": ["\ufeff0000:84:00.0"]}', "the entry",
          "'\\ufeff' (U+FEFF, ZERO WIDTH NO-BREAK SPACE)"),
+        # profile names: the same rule, the same messages
+        ('{"A40\u20132Q": ["0000:84:00.0"]}', "the vGPU type",
+         "'\\u2013' (U+2013, EN DASH) at character 4"),
+        ('{"V100-8Q\\n": ["0000:84:00.0"]}', "the vGPU type 'V100-8Q\\n'",
+         "'\\n' (U+000A"),
+        ('{"A100D-1-10C\\u00a0": ["0000:41:00.0"]}', "the vGPU type",
+         "'\\xa0' (U+00A0, NO-BREAK SPACE) at character 12"),
+        ('{"L40S-\uff12Q": ["0000:41:00.0"]}', "the vGPU type",
+         "'\\uff12' (U+FF12, FULLWIDTH DIGIT TWO)"),
     ])
     def test_the_character_and_where_it_is_are_named(self, text, where,
                                                      character):
@@ -356,6 +365,8 @@ class TestOnlyPrintableAscii:
 
     @pytest.mark.parametrize('pattern, valid', [
         (mappings.TYPE_NAME, 'nvidia-108'),
+        (mappings.PROFILE, 'V100-8Q'),
+        (mappings.PROFILE, 'A100D-1-10C'),
         (mappings.PCI_ADDRESS, '0000:84:00.0'),
         (mappings.SELECTOR, '10de:1db4'),
         (mappings.SELECTOR, '10de:1db4:10de:1214'),
@@ -375,3 +386,67 @@ class TestOnlyPrintableAscii:
         # str.strip() strips '\x1c' and '\x1f' too, YAML refuses them
         with pytest.raises(MappingError):
             parse(text)
+
+
+class TestProfileNames:
+    """NVIDIA's profile names as keys, as its drivers print them after
+    "GRID " or "NVIDIA " (names from vgpuConfig tables, NVIDIA's user
+    guides and creatable_vgpu_types listings)."""
+
+    REAL = ['M60-0B', 'M10-8A', 'M60-2B4', 'P40-24Q', 'P100C-12Q', 'T4-16C',
+            'V100-8Q', 'V100D-32Q', 'V100DX-1B4', 'RTX6000-4Q',
+            'RTX8000P-48C', 'RTXA5000-24Q', 'A10-4C', 'A16-1B', 'A2-16Q',
+            'A40-2Q', 'A100-40C', 'A100-1-5CME', 'A100D-1-10C',
+            'A100DX-7-80C', 'A30-1-6CME', 'L4-24Q', 'L40S-2Q',
+            'RTX6000-Ada-4Q', 'H100XM-1-10C', 'H200-7-141C', 'DC-4-96Q',
+            'DC-1-24CGFX']
+
+    @pytest.mark.parametrize('name', REAL)
+    def test_real_profile_names_are_keys(self, name):
+        assert parse("{'%s': ['0000:84:00.0']}" % name) == {
+            name: ['0000:84:00.0']}
+
+    @pytest.mark.parametrize('key', [
+        'V100-8', 'V100-Q', 'V100-8X', 'V100-08Q', 'V100-8QQ', 'V100--8Q',
+        '-8Q', 'V100', 'V100-8Q-', 'A100D-0-10C', 'A100D-10-10C',
+        'A100D-1-10CM', 'v100-8Q', 'V100-8q', '100-8Q', 'V100_8Q',
+        'V100-8Q:', 'V100 8Q', 'A40-2Q,A40-4Q', 'A40-2Q]\n', 'A40-2Q=1',
+        'V100-80000Q', 'ABCDEFGHIJKLMNOPQ-1Q'])
+    def test_anything_else_is_refused(self, key):
+        with pytest.raises(MappingError):
+            parse(json.dumps({key: ['0000:84:00.0']}))
+        assert not mappings.PROFILE.fullmatch(key)
+
+    @pytest.mark.parametrize('key, hint', [
+        ('GRID V100-8Q', 'without the driver\'s prefix, e.g. V100-8Q'),
+        ('NVIDIA A40-2Q', 'without the driver\'s prefix, e.g. A40-2Q'),
+        ('a40-2q', "in NVIDIA's capitals"),
+        ('v100d-32Q', "in NVIDIA's capitals"),
+        ('V100-8', 'or by profile name V100-8Q'),
+    ])
+    def test_the_message_says_what_form_is_meant(self, key, hint):
+        with pytest.raises(MappingError) as error:
+            parse(json.dumps({key: ['0000:84:00.0']}))
+        assert hint in str(error.value)
+        assert ascii(key) in str(error.value)
+
+    def test_profile_names_may_share_an_address(self):
+        """One value for hosts with a V100 here, or an A40, or a T4."""
+        assert parse("{'V100-8Q': ['0000:84:00.0'], "
+                     "'A40-2Q': ['0000:84:00.0'], "
+                     "'T4-4Q': ['0000:84:00.0']}") == {
+            'A40-2Q': ['0000:84:00.0'], 'T4-4Q': ['0000:84:00.0'],
+            'V100-8Q': ['0000:84:00.0']}
+
+    @pytest.mark.parametrize('text, message', [
+        ("{'V100-8Q': ['0000:84:00.0'], 'nvidia-108': ['0000:84:00.0']}",
+         '0000:84:00.0 is listed under both V100-8Q and nvidia-108'),
+        ("{'nvidia-108': ['0000:84:00.0'], 'V100-8Q': ['0000:84:00.0']}",
+         '0000:84:00.0 is listed under both nvidia-108 and V100-8Q'),
+        ("{'V100-8Q': ['0000:84:00.0'], 'V100-8Q': ['0000:85:00.0']}",
+         "'V100-8Q' is given twice"),
+    ])
+    def test_a_type_id_still_owns_its_address(self, text, message):
+        with pytest.raises(MappingError) as error:
+            parse(text)
+        assert message in str(error.value)

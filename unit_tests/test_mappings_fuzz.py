@@ -2,7 +2,8 @@
 the charm refuses it with a message, or the nova.conf that nova-compute
 renders from what it publishes holds exactly what the charm meant.
 
-Values are generated near the valid ones (types, addresses, selectors)
+Values are generated near the valid ones (type ids, profile names,
+addresses, selectors)
 with any Unicode character inserted, deleted or replaced anywhere, written
 as JSON, as YAML in every quoting style (double-quoted escapes included,
 so the parsed values hold the real characters), nested, with anchors,
@@ -26,7 +27,7 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from nvidia_vgpu import mappings, nova_config
+from nvidia_vgpu import mappings, nova_config, profiles
 from nova_consumer import (as_meant, nova_conf_from, read_configparser,
                            read_oslo)
 
@@ -41,16 +42,19 @@ HOST_GPUS = [mappings.HostGpu('0000:84:00.0', False, ids=V100),
              mappings.HostGpu('0000:85:00.0', False, ids=V100),
              mappings.HostGpu('0000:8a:00.0', False, ids=T4),
              mappings.HostGpu('0001:0a:00.0', False, ids=T4)]
-# What the running driver lists in each GPU's mdev_supported_types.
-OFFERED = {'0000:84:00.0': {'nvidia-105', 'nvidia-108'},
-           '0000:85:00.0': {'nvidia-105', 'nvidia-108'},
-           '0000:8a:00.0': {'nvidia-222', 'nvidia-234'},
-           '0001:0a:00.0': {'nvidia-222', 'nvidia-234'}}
+# What the running driver lists in each GPU's mdev_supported_types, with
+# the name of each type.
+V100_NAMES = {'nvidia-105': 'GRID V100-1Q', 'nvidia-108': 'GRID V100-8Q'}
+T4_NAMES = {'nvidia-222': 'GRID T4-1B', 'nvidia-234': 'GRID T4-16C'}
+NAMES = {'0000:84:00.0': V100_NAMES, '0000:85:00.0': V100_NAMES,
+         '0000:8a:00.0': T4_NAMES, '0001:0a:00.0': T4_NAMES}
+OFFERED = {device: set(types) for device, types in NAMES.items()}
 FAMILIES = [nova_config.QUEENS, nova_config.USSURI, nova_config.XENA,
             nova_config.CARACAL]
 
 TYPES = ['nvidia-105', 'nvidia-108', 'nvidia-222', 'nvidia-234',
-         'nvidia-35', 'nvidia-99999']
+         'nvidia-35', 'nvidia-99999',
+         'V100-8Q', 'V100-1Q', 'T4-16C', 'A40-2Q', 'A100D-1-10C']
 ADDRESSES = ['0000:84:00.0', '0000:85:00.0', '0000:8a:00.0',
              '0001:0a:00.0', '0000:41:00.0', '0000:c1:00.7']
 SELECTORS = ['10de:1db4', V100, '10de:1eb8', T4, '10de:2236']
@@ -60,6 +64,16 @@ SELECTORS = ['10de:1db4', V100, '10de:1eb8', T4, '10de:2236']
 SPEC_TYPE = re.compile(r'nvidia-[1-9][0-9]{0,4}')
 SPEC_ADDRESS = re.compile(r'[0-9a-f]{4}:[0-9a-f]{2}:[01][0-9a-f]\.[0-7]')
 SPEC_SELECTOR = re.compile(r'10de:[0-9a-f]{4}(:[0-9a-f]{4}:[0-9a-f]{4})?')
+# A profile name: board, up to two more words of it, MIG slices, frame
+# buffer in GB, series, variant (README: "Profile names").
+_BOARD = r'[A-Z][0-9A-Z]{0,15}'
+_WORD = r'-[A-Z][0-9A-Za-z]{0,15}'
+_SLICES = r'-[1-9]'
+_GB = r'-(0|[1-9][0-9]{0,3})'
+_SERIES = r'(A|B|C|Q)'
+_VARIANT = r'([1-9]|ME|NOME|MEALL|GFX)'
+SPEC_PROFILE = re.compile('{}({})?({})?({})?{}{}{}?'.format(
+    _BOARD, _WORD, _WORD, _SLICES, _GB, _SERIES, _VARIANT))
 PRINTABLE_ASCII = set(string.printable) - set('\t\n\r\x0b\x0c')
 
 
@@ -105,10 +119,12 @@ def spec_host_mappings(text: str, offered: Optional[Dict[str, Set[str]]]
         return {}
     if not isinstance(data, dict):
         raise Refused('not a mapping')
-    owner: Dict[str, str] = {}
+    owners: Dict[str, Set[str]] = {}
     wanted: Dict[str, List[str]] = {}
     for vgpu_type, entries in data.items():
-        if not _text_fields(vgpu_type) or not SPEC_TYPE.fullmatch(vgpu_type):
+        if not _text_fields(vgpu_type) or not (
+                SPEC_TYPE.fullmatch(vgpu_type)
+                or SPEC_PROFILE.fullmatch(vgpu_type)):
             raise Refused('type')
         if not isinstance(entries, list) or not entries:
             raise Refused('entries')
@@ -120,10 +136,14 @@ def spec_host_mappings(text: str, offered: Optional[Dict[str, Set[str]]]
                 continue
             if not SPEC_ADDRESS.fullmatch(entry):
                 raise Refused('entry')
-            if owner.setdefault(entry, vgpu_type) != vgpu_type:
+            owners.setdefault(entry, set()).add(vgpu_type)
+            # Only profile names may share an address.
+            if len(owners[entry]) > 1 and any(
+                    SPEC_TYPE.fullmatch(owner) for owner in owners[entry]):
                 raise Refused('address under two types')
         wanted[vgpu_type] = [entry.lower() for entry in entries]
-    claimed: Dict[str, str] = {}
+    claims: Dict[str, Set[str]] = {}   # device -> type ids
+    named: Dict[str, Set[str]] = {}    # device -> profile names given it
     for vgpu_type, entries in wanted.items():
         for entry in entries:
             devices = [gpu.address for gpu in HOST_GPUS
@@ -131,10 +151,28 @@ def spec_host_mappings(text: str, offered: Optional[Dict[str, Set[str]]]
                            SPEC_SELECTOR.fullmatch(entry) and (
                                gpu.ids + ':').startswith(entry + ':'))]
             for device in devices:
-                if claimed.setdefault(device, vgpu_type) != vgpu_type:
-                    raise Refused('device under two types')
+                if SPEC_PROFILE.fullmatch(vgpu_type):
+                    named.setdefault(device, set()).add(vgpu_type)
+                    continue
+                claims.setdefault(device, set()).add(vgpu_type)
                 if offered is not None and vgpu_type not in offered[device]:
                     raise Refused('type not offered')
+    # Each device takes the one profile name its driver lists for it (the
+    # last word of a type's name); none before the driver runs.
+    for device, names in named.items():
+        if offered is None:
+            continue
+        ids = {NAMES[device][type_id].split(' ')[-1]: type_id
+               for type_id in offered[device]}
+        taken = [ids[name] for name in names if name in ids]
+        if len(taken) != 1:
+            raise Refused('no single profile offered')
+        claims.setdefault(device, set()).add(taken[0])
+    claimed: Dict[str, str] = {}
+    for device, type_ids in claims.items():
+        if len(type_ids) > 1:
+            raise Refused('device under two types')
+        claimed[device] = type_ids.pop()
     host: Dict[str, List[str]] = {}
     for device, vgpu_type in claimed.items():
         host.setdefault(vgpu_type, []).append(device)
@@ -315,13 +353,18 @@ def check(text: str, offered: Optional[Dict[str, Set[str]]]) -> bool:
     except Refused:
         expected = None
     try:
-        host = mappings.for_host(mappings.parse(text), HOST_GPUS, offered)
+        wanted = mappings.parse(text)
     except mappings.MappingError as error:
         message = str(error)
         assert message.startswith('Invalid vgpu-device-mappings: ')
         assert set(message) <= PRINTABLE_ASCII and len(message) < 400
         assert expected is None, (text, message)
         return False
+    table = None if offered is None else NAMES
+    resolution = profiles.resolve(wanted, HOST_GPUS, table)
+    assert all(SPEC_TYPE.fullmatch(key) for key in resolution.mappings)
+    host = profiles.merged(resolution, mappings.for_host(
+        resolution.mappings, HOST_GPUS, table))
     if host.problems:
         assert expected is None, (text, host.problems)
         assert all(set(problem) <= PRINTABLE_ASCII

@@ -66,12 +66,15 @@ def test_sysfs_types_of_one_device(host_root):
     assert types[1] == vgpu_types.VgpuType(
         'nvidia-234', '0000:af:00.0', 'GRID T4-16C', T4_16C, 1)
     assert sysfs.mdev_types('0000:af:00.0') == {'nvidia-222', 'nvidia-234'}
+    assert sysfs.mdev_type_names('0000:af:00.0') == {
+        'nvidia-222': 'GRID T4-1B', 'nvidia-234': 'GRID T4-16C'}
 
 
 def test_no_types_before_the_driver_loads(host_root):
     simhost.generate_sysfs(host_root, [T4], {'nvidia_loaded': False})
     assert sysfs.read_mdev_types('0000:af:00.0') == []
     assert sysfs.mdev_types('0000:af:00.0') == set()
+    assert sysfs.mdev_type_names('0000:af:00.0') == {}
 
 
 def test_mediated_devices_and_the_guests_using_them(host_root):

@@ -9,13 +9,16 @@ fullmatch, and any character outside printable ASCII is refused first,
 by name, before anything else is said about the value.
 
 The value is YAML (JSON is YAML): a mapping of vGPU type to a non-empty
-list of full PCI addresses. It is read as a YAML node tree, never through
+list of full PCI addresses. A type is the driver's id (nvidia-108) or
+NVIDIA's profile name (V100-8Q), which each host turns into its own id
+(profiles.py). It is read as a YAML node tree, never through
 YAML's type resolution: an unquoted 0000:41:00.0 is a base-60 float to a
 YAML 1.1 loader, and an operator should not have to know that.
 """
 import re
 import unicodedata
-from typing import Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+from typing import (Collection, Dict, Iterable, List, Mapping, NamedTuple,
+                    Optional, Tuple)
 
 import yaml
 
@@ -26,6 +29,15 @@ MAX_TEXT_BYTES = 64 * 1024
 MAX_NODES = 10000
 # Whole-string grammars: use them with fullmatch() only.
 TYPE_NAME = re.compile(r'nvidia-[1-9][0-9]{0,4}', re.ASCII)
+# NVIDIA's vGPU profile name, as its driver prints it after "GRID " or
+# "NVIDIA ": the board (V100, A100D, L40S, RTX6000-Ada, DC), for MIG-backed
+# profiles the GPU instance's slices (A100D-1-10C), the frame buffer in GB
+# (0: 512 MB, M60-0Q), the series letter, and NVIDIA's variants (T4-2B4;
+# MIG media extensions and graphics: A100-1-5CME, DC-1-24CGFX).
+PROFILE = re.compile(
+    r'[A-Z][A-Z0-9]{0,15}(?:-[A-Z][A-Za-z0-9]{0,15}){0,2}'
+    r'-(?:[1-9]-)?(?:0|[1-9][0-9]{0,3})[ABCQ](?:[1-9]|ME|NOME|MEALL|GFX)?',
+    re.ASCII)
 PCI_ADDRESS = re.compile(
     r'[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]', re.ASCII)
 # A GPU model instead of an address: vendor:device, optionally narrowed by
@@ -191,11 +203,9 @@ def parse(text: str) -> Mappings:
         vgpu_type = _scalar(key_node, 'a vGPU type')
         _printable_ascii(vgpu_type, 'the vGPU type {}'.format(
             _shown(vgpu_type)))
-        if not TYPE_NAME.fullmatch(vgpu_type):
-            raise MappingError(
-                '{} is not a vGPU type name; NVIDIA types look like '
-                'nvidia-35 (see the list-vgpu-types action)'.format(
-                    _shown(vgpu_type)))
+        if not (TYPE_NAME.fullmatch(vgpu_type)
+                or PROFILE.fullmatch(vgpu_type)):
+            raise MappingError(_not_a_type(vgpu_type))
         if vgpu_type in result:
             raise MappingError('{} is given twice; list all its addresses '
                                'once'.format(_shown(vgpu_type)))
@@ -203,17 +213,42 @@ def parse(text: str) -> Mappings:
         for address in addresses:
             if SELECTOR.fullmatch(address):
                 continue  # checked against this host's GPUs, in for_host
-            if address in owner:
+            if address in owner and not (
+                    PROFILE.fullmatch(owner[address])
+                    and PROFILE.fullmatch(vgpu_type)):
                 raise MappingError(
                     '{} is listed under both {} and {}; a GPU offers one '
                     'type (nova-compute refuses to start otherwise)'.format(
                         address, owner[address], vgpu_type))
-            owner[address] = vgpu_type
+            # Several profile names may share an address: one value for
+            # hosts with different GPUs there, each takes the one its GPU
+            # offers (profiles.py).
+            owner.setdefault(address, vgpu_type)
         result[vgpu_type] = addresses
-    return dict(sorted(result.items(), key=lambda item: _type_key(item[0])))
+    return dict(sorted(result.items(), key=lambda item: type_order(item[0])))
 
 
-def _type_key(vgpu_type: str) -> Tuple[int, str]:
+def _not_a_type(key: str) -> str:
+    """Why a key is no vGPU type, with the form meant where it is plain."""
+    last = key.split(' ')[-1]
+    if ' ' in key and PROFILE.fullmatch(last):
+        return ('{} is not a vGPU type name: write the profile name without '
+                'the driver\'s prefix, e.g. {}'.format(_shown(key), last))
+    if PROFILE.fullmatch(key.upper()):
+        return ('{} is not a vGPU type name: profile names are written in '
+                'NVIDIA\'s capitals, e.g. A40-2Q (see the list-vgpu-types '
+                'action)'.format(_shown(key)))
+    return ('{} is not a vGPU type name; NVIDIA types look like nvidia-35, '
+            'or by profile name V100-8Q (see the list-vgpu-types '
+            'action)'.format(_shown(key)))
+
+
+def is_profile(vgpu_type: str) -> bool:
+    """Whether a parsed key is a profile name, not a type id."""
+    return PROFILE.fullmatch(vgpu_type) is not None
+
+
+def type_order(vgpu_type: str) -> Tuple[int, str]:
     """nvidia-9 before nvidia-10: numeric order reads naturally."""
     number = vgpu_type.rsplit('-', 1)[-1]
     return (int(number) if number.isdigit() else 0, vgpu_type)
@@ -249,7 +284,7 @@ class HostMappings(NamedTuple):
 
 
 def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
-             offered: Optional[Dict[str, Optional[Set[str]]]]
+             offered: Optional[Mapping[str, Optional[Collection[str]]]]
              ) -> HostMappings:
     """Keep the addresses that are NVIDIA GPUs (or their VFs) here.
 
@@ -259,6 +294,7 @@ def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
     functions: the GPU's own address stands for all of its enabled VFs.
     Where the driver is loaded (offered is not None), a type the device
     does not offer is a problem: Nova could never create it there.
+    Profile names must have been turned into type ids first (profiles.py).
     """
     by_address = {gpu.address: gpu for gpu in gpus}
     parent = {vf: gpu for gpu in by_address.values()
@@ -321,7 +357,7 @@ def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
             if offered is not None and offered.get(device, set()) is not None \
                     and vgpu_type not in offered.get(device, set()):
                 choices = ', '.join(sorted(offered.get(device, ()),
-                                           key=_type_key)) or 'none'
+                                           key=type_order)) or 'none'
                 problems.append(
                     '{} is not offered by the GPU at {} (it offers: {}); '
                     'see the list-vgpu-types action'.format(

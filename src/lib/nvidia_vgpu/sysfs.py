@@ -54,6 +54,16 @@ def mdev_types(address: str) -> Set[str]:
         return set()
 
 
+def mdev_type_names(address: str) -> Dict[str, str]:
+    """The device's mdev types with the name the driver gives each
+    ("GRID V100-8Q"): what profile names in the mappings are matched
+    against."""
+    directory = host_path(os.path.join(MDEV_BUS, address,
+                                       'mdev_supported_types'))
+    return {type_id: _read(os.path.join(directory, type_id, 'name')) or ''
+            for type_id in mdev_types(address)}
+
+
 def _read(path: str) -> Optional[str]:
     """A sysfs attribute's text, stripped; None if it cannot be read.
 

@@ -17,8 +17,8 @@ import charms_openstack.charm
 
 from nvidia_vgpu import (
     capacity, dpkg, guest_safety, inventory, juju_commands, kernel,
-    libvirt, mappings, memo, nova_config, pci, releases, restore, software,
-    sriov, sysfs, systemd, vgpu_types)
+    libvirt, mappings, memo, nova_config, pci, profiles, releases, restore,
+    software, sriov, sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -98,6 +98,7 @@ class NovaVgpuConfig(NamedTuple):
     sriov_capacity: Dict[str, Dict[str, int]] = {}
     # GPUs whose mapping change waits for the guests using their vGPUs
     held: List[guest_safety.HeldGpu] = []
+    resolution: Optional[profiles.Resolution] = None  # profile names
 
 
 def _split(host_mappings: Dict[str, List[str]], devices: Set[str],
@@ -397,9 +398,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         return gpus
 
     @staticmethod
-    def offered_vgpu_types(gpus: List[mappings.HostGpu]
-                           ) -> Optional[Dict[str, Set[str]]]:
-        """Types each device offers, once the driver runs (else None).
+    def offered_vgpu_types(gpus: List[mappings.HostGpu], names: bool = False
+                           ) -> Optional[Dict[str, Dict[str, str]]]:
+        """Types each device offers, {type id: the driver's name}, once
+        the driver runs (else None); the mdev names ('' unless names) are
+        read only where the mappings use profile names.
 
         Every VF of a GPU lists the same mdev types (only their free
         instances differ), so one VF is listed for all: a 16-GPU server
@@ -408,18 +411,21 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """
         if kernel.nvidia_driver_version() is None:
             return None
+
+        def mdev(address: str) -> Dict[str, str]:
+            return (sysfs.mdev_type_names(address) if names
+                    else dict.fromkeys(sysfs.mdev_types(address), ''))
         offered = {}
         for gpu in gpus:
             if gpu.vendor_vfio:
                 for address in (gpu.address,) + gpu.virtual_functions:
-                    table = sysfs.creatable_vgpu_types(address)
-                    offered[address] = (
-                        {'nvidia-{}'.format(number) for number in table}
-                        if table is not None else set())
+                    table = sysfs.creatable_vgpu_types(address) or {}
+                    offered[address] = {'nvidia-{}'.format(number): name
+                                        for number, name in table.items()}
                 continue
-            offered[gpu.address] = sysfs.mdev_types(gpu.address)
+            offered[gpu.address] = mdev(gpu.address)
             if gpu.virtual_functions:
-                shared = sysfs.mdev_types(gpu.virtual_functions[0])
+                shared = mdev(gpu.virtual_functions[0])
                 for address in gpu.virtual_functions:
                     offered[address] = shared
         return offered
@@ -485,20 +491,23 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 'waiting', 'Waiting for nova-compute to install '
                 '{}'.format(NOVA_PACKAGE)), [])
         gpus = self.host_gpus()
+        offered = self.offered_vgpu_types(gpus, profiles.named(wanted))
+        resolution = profiles.resolve(wanted, gpus, offered)
         gpu_of = {device: gpu.address for gpu in gpus
                   for device in (gpu.address,) + gpu.virtual_functions}
         published = unitdata.kv().get(PUBLISHED_KEY)
-        offered = self.offered_vgpu_types(gpus)
         # What a GPU whose change waits for guests offers is not judged
         # now: its vGPUs' type hides the others until they are gone.
         _, held = guest_safety.hold_for_guests(
-            mappings.for_host(wanted, gpus, None).mappings, published,
-            self.vgpus_in_use, gpu_of)
+            mappings.for_host(resolution.mappings, gpus, None).mappings,
+            published, self.vgpus_in_use, gpu_of)
+        checked = offered
         if held and offered is not None:
             waiting_gpus = {gpu.gpu for gpu in held}
-            offered = {device: None if gpu_of.get(device) in waiting_gpus
+            checked = {device: None if gpu_of.get(device) in waiting_gpus
                        else types for device, types in offered.items()}
-        host = mappings.for_host(wanted, gpus, offered)
+        host = profiles.merged(resolution, mappings.for_host(
+            resolution.mappings, gpus, checked))
         if host.problems:
             more = len(host.problems) - 1
             return NovaVgpuConfig(None, ('blocked', 'Invalid {}: {}{}'.format(
@@ -553,7 +562,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             selected=host.selected, unmatched=host.unmatched,
             vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
             sriov_capacity=capacity.per_gpu(mdev_mappings, gpus),
-            held=held)
+            held=held, resolution=resolution)
 
     def nova_settings(self) -> Dict[str, object]:
         """The relation settings this host should have published now
@@ -623,6 +632,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return 'waiting', ('Waiting for SR-IOV VFs on {} (enabled once '
                                'the NVIDIA driver runs)'.format(
                                    ', '.join(config.waiting)))
+        if config.resolution and config.resolution.unresolved:
+            return 'waiting', ('Waiting for the NVIDIA driver to resolve '
+                               'vGPU profile names {} (nothing is published '
+                               'for them until then)'.format(
+                                   ', '.join(config.resolution.unresolved)))
         pending = self.pending_for_nova()
         if pending:
             return 'waiting', pending
@@ -632,6 +646,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         if config.vf_count:
             message += '; {} SR-IOV VFs'.format(config.vf_count)
         for phrase in capacity.summary(config.sriov_capacity):
+            message += '; ' + phrase
+        for phrase in profiles.summary(config.resolution):
             message += '; ' + phrase
         for vgpu_type, by_selector in config.selected.items():
             for selector, gpus in by_selector.items():

@@ -1,0 +1,218 @@
+"""vGPU profile names in vgpu-device-mappings, turned into each host's ids.
+
+Operators choose vGPUs by NVIDIA's profile names (V100-8Q, A40-2Q,
+A100D-1-10C); Nova and sysfs know only the driver's type ids
+(nvidia-108), which differ from GPU model to GPU model. So a profile name
+is resolved on each host, per device, from what its running driver
+reports: the `name` of each mdev type, or on NVIDIA's vendor-specific
+VFIO driver the names in each VF's creatable_vgpu_types. Nothing is
+guessed: before the driver runs a name cannot be resolved, and nothing is
+published for it.
+
+One value serves hosts with different GPUs: an address may carry several
+profile names (an A40 on some hosts, a V100 at the same address on
+others) and each GPU takes the one it offers. A name that none of the
+GPUs it names here offers, where each of them took another name, is only
+reported; a GPU that offers none of the names it was given is a problem
+whose message lists the names it has.
+
+Pure functions: data in, data out.
+"""
+from typing import (Collection, Dict, Iterable, List, Mapping, NamedTuple,
+                    Optional, Set, Tuple)
+
+from nvidia_vgpu.mappings import (
+    PROFILE, SELECTOR, HostGpu, HostMappings, Mappings, type_order,
+    is_profile)
+
+# device -> {type id: the driver's name for it, e.g. "GRID V100-8Q"}
+Offered = Mapping[str, Mapping[str, str]]
+
+
+class Resolution(NamedTuple):
+    """The mappings with profile names as this host's type ids, and what
+    could not be resolved and why."""
+
+    mappings: Mappings            # type ids only: what for_host reads
+    resolved: Dict[str, List[str]] = {}  # profile -> its type ids here
+    unresolved: List[str] = []    # profiles waiting for the driver
+    unoffered: List[str] = []     # profiles their GPUs here do not offer
+    problems: List[str] = []
+    absent: List[str] = []        # addresses under profiles, no GPU here
+    unmatched: List[str] = []     # selectors under profiles matching none
+    waiting: List[str] = []       # SR-IOV GPUs named, VFs not enabled yet
+
+
+def named(wanted: Mappings) -> bool:
+    """Whether the mappings use profile names (their names must be read)."""
+    return any(is_profile(key) for key in wanted)
+
+
+def profile_of(driver_name: str) -> Optional[str]:
+    """The profile name in a type's name as the driver prints it: its last
+    word ("GRID V100-8Q", "NVIDIA L40S-2Q", and on Blackwell boards
+    "NVIDIA RTX Pro 6000 Blackwell DC-4-96Q"); None if that is no
+    profile name."""
+    words = driver_name.split(' ')
+    return words[-1] if PROFILE.fullmatch(words[-1]) else None
+
+
+def _names(target: str, gpus: Mapping[str, HostGpu],
+           offered: Optional[Offered]) -> Optional[Dict[str, str]]:
+    """{type id: driver name} of the device(s) a mapping entry names:
+    a GPU, or for an SR-IOV GPU its VFs, or one VF. None while they
+    cannot be read (no driver, or no VFs yet)."""
+    if offered is None:
+        return None
+    gpu = gpus.get(target)
+    devices: Tuple[str, ...] = (target,)
+    if gpu is not None and gpu.sriov:
+        if not gpu.virtual_functions:
+            return None
+        # Each VF of the vendor-specific VFIO driver lists only what it
+        # can still take; together they name every type of the GPU.
+        devices = (target,) + gpu.virtual_functions
+    table: Dict[str, str] = {}
+    for device in devices:
+        table.update(offered.get(device, {}))
+    return table
+
+
+def _offered_profiles(table: Mapping[str, str]) -> Dict[str, Set[str]]:
+    ids: Dict[str, Set[str]] = {}
+    for type_id, name in table.items():
+        profile = profile_of(name)
+        if profile:
+            ids.setdefault(profile, set()).add(type_id)
+    return ids
+
+
+def _choices(ids: Mapping[str, Collection[str]]) -> str:
+    """A GPU's profile names in the driver's order (that of list-vgpu-
+    types), for a message."""
+    order = sorted(ids, key=lambda name: min(
+        type_order(type_id) for type_id in ids[name]))
+    return ', '.join(order) or 'none'
+
+
+def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
+            offered: Optional[Offered]) -> Resolution:
+    """Profile-name keys rewritten into this host's type ids, per device.
+
+    wanted: the parsed option (type ids and profile names as keys).
+    offered: what each device offers, with the driver's names; None while
+    the driver does not run. Type-id keys pass through unchanged.
+    """
+    profiles = [key for key in wanted if is_profile(key)]
+    if not profiles:
+        return Resolution(dict(wanted))
+    by_address = {gpu.address: gpu for gpu in gpus}
+    parents = {vf for gpu in by_address.values()
+               for vf in gpu.virtual_functions}
+    # device an entry names -> {profile: the entries that name it there}
+    given: Dict[str, Dict[str, List[str]]] = {}
+    absent: Set[str] = set()
+    unmatched: Set[str] = set()
+    for profile in profiles:
+        for entry in wanted[profile]:
+            if SELECTOR.fullmatch(entry):
+                targets = [gpu.address for gpu in by_address.values()
+                           if gpu.matches(entry)]
+                if not targets:
+                    unmatched.add(entry)
+            elif entry in by_address or entry in parents:
+                targets = [entry]
+            else:
+                absent.add(entry)
+                targets = []
+            for target in targets:
+                given.setdefault(target, {}).setdefault(
+                    profile, []).append(entry)
+    chosen: Dict[str, Tuple[str, str]] = {}   # target -> (profile, id)
+    unresolved: Set[str] = set()
+    waiting: List[str] = []
+    problems: List[str] = []
+    for target in sorted(given):
+        names = given[target]
+        table = _names(target, by_address, offered)
+        if table is None:
+            unresolved.update(names)
+            if offered is not None:
+                waiting.append(target)
+            continue
+        ids = _offered_profiles(table)
+        hits = sorted(profile for profile in names if profile in ids)
+        through = sorted({entry for entries in names.values()
+                          for entry in entries if entry != target})
+        via = ' (through {})'.format(', '.join(through)) if through else ''
+        if len(hits) > 1:
+            problems.append(
+                'the GPU at {}{} offers both {}; a device offers one '
+                'type: give it one of them'.format(
+                    target, via, ' and '.join(hits)))
+        elif not hits:
+            problems.append('{} {} offered by the GPU at {}{} (it offers: '
+                            '{}); see the list-vgpu-types action'.format(
+                                ', '.join(sorted(names)),
+                                'is not' if len(names) == 1 else 'are not',
+                                target, via, _choices(ids)))
+        elif len(ids[hits[0]]) > 1:
+            problems.append(
+                '{} names {} on the GPU at {}; give the type id '
+                'instead'.format(hits[0], ' and '.join(
+                    sorted(ids[hits[0]], key=type_order)), target))
+        else:
+            chosen[target] = (hits[0], next(iter(ids[hits[0]])))
+    out: Dict[str, Set[str]] = {key: set(entries)
+                                for key, entries in wanted.items()
+                                if not is_profile(key)}
+    resolved: Dict[str, Set[str]] = {}
+    for profile in profiles:
+        for entry in wanted[profile]:
+            targets = ([address for address, gpu in by_address.items()
+                        if gpu.matches(entry)]
+                       if SELECTOR.fullmatch(entry) else [entry])
+            here = {target: chosen[target][1] for target in targets
+                    if chosen.get(target, ('',))[0] == profile}
+            if not here:
+                continue
+            resolved.setdefault(profile, set()).update(here.values())
+            if len(here) == len(targets) and len(set(here.values())) == 1:
+                # The selector stays: the status names what it matched.
+                out.setdefault(next(iter(here.values())), set()).add(entry)
+            else:
+                for target, type_id in here.items():
+                    out.setdefault(type_id, set()).add(target)
+    unoffered = [profile for profile in profiles
+                 if profile not in resolved and profile not in unresolved
+                 and any(profile in names for names in given.values())]
+    return Resolution(
+        {type_id: sorted(out[type_id])
+         for type_id in sorted(out, key=type_order)},
+        {profile: sorted(ids, key=type_order)
+         for profile, ids in sorted(resolved.items())},
+        sorted(unresolved), unoffered, problems, sorted(absent),
+        sorted(unmatched), waiting)
+
+
+def merged(resolution: Resolution, host: HostMappings) -> HostMappings:
+    """for_host's account of the resolved mappings, with what the profile
+    names' entries found (or did not find) on this host added."""
+    return host._replace(
+        problems=resolution.problems + host.problems,
+        absent=sorted(set(host.absent) | set(resolution.absent)),
+        waiting=sorted(set(host.waiting) | set(resolution.waiting)),
+        unmatched=sorted(set(host.unmatched) | set(resolution.unmatched)))
+
+
+def summary(resolution: Optional[Resolution]) -> List[str]:
+    """Status phrases: what each profile name is on this host, and the
+    names no GPU here offers."""
+    if resolution is None:
+        return []
+    phrases = ['{} is {}'.format(profile, ', '.join(ids))
+               for profile, ids in resolution.resolved.items()]
+    if resolution.unoffered:
+        phrases.append('no GPU here offers ' +
+                       ', '.join(resolution.unoffered))
+    return phrases
