@@ -203,13 +203,22 @@ def test_l40s_no_vf_is_retyped_under_the_guest(tmp_path):
     assert held['host']['guest_disruptions'] == []
 
 
-def test_l40s_the_retype_applies_once_the_guest_is_gone():
+def test_l40s_driver_and_retype_apply_once_the_guest_is_gone():
     output = scenario('guests/l40s-retype-waits.yaml')
     steps = by_step(output)
-    assert steps[11]['step'] == 'update-status'
-    assert steps[11]['relation_sets'] == 1
-    assert steps[11]['status']['workload'] == 'active'
-    assert steps[12]['relation_sets'] == 0
+    assert steps[10]['step'] == 'attach'
+    assert steps[10]['status']['message'].startswith(
+        'Attached vGPU software nvidia-vgpu-ubuntu-570 570.195.03 waits for '
+        '1 guest using vGPUs (instance-0000004a)')
+    assert not any(argv[0] == 'apt-get' for argv in steps[10]['commands'])
+    assert steps[12]['step'] == 'update-status'
+    assert INSTALL in steps[12]['commands']
+    assert steps[12]['relation_sets'] == 1
+    assert steps[12]['status']['message'].startswith('Reboot required')
+    assert steps[13]['relation_sets'] == 0
+    # After the reboot the boot unit gives every VF the new type again.
+    assert steps[14]['step'] == 'reboot'
+    assert output['status']['workload'] == 'active'
     assert set(output['host']['vf_vgpu_types'].values()) == {'1155'}
     spec = [json.loads(value) for key, value in sections(output)['pci']
             if key == 'device_spec']

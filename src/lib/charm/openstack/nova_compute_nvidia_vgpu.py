@@ -202,6 +202,13 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             kv.unset(PROBLEM_KEY)
             self.ensure_sriov()
 
+    def install_once_guests_are_gone(self) -> None:
+        """A revision that waited for guests installs once none uses a
+        vGPU; until then nothing is read again (no hash of the file in
+        every update-status)."""
+        if not self.vgpus_in_use:
+            self.ensure_vgpu_software()
+
     def _resource_to_install(self) -> Tuple[Optional[software.Resource],
                                             Optional[str], bool]:
         """The attached resource, why it must not be installed (or
