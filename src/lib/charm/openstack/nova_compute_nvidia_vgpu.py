@@ -169,14 +169,15 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         and does not have this very revision yet.
 
         Runs in install, start (a GPU added before a reboot), config-changed
-        and upgrade-charm (Juju's answer to attach-resource); never in
-        update-status. A problem is remembered for the status and retried
-        at the next of those hooks, not in a loop.
+        and upgrade-charm (Juju's answer to attach-resource). A problem is
+        remembered for the status and retried at the next of those hooks,
+        not in a loop.
 
         A new revision waits while guests use vGPUs on the host (it would
         replace the vGPU Manager under them): it installs at the first
-        hook after they are gone (the software-waits flag), or through
-        the install-vgpu-software action.
+        hook after they are gone, update-status included (the
+        software-waits flag), or through the install-vgpu-software
+        action.
         """
         if self._software_ensured:
             return
