@@ -225,3 +225,20 @@ def test_l40s_driver_and_retype_apply_once_the_guest_is_gone():
     assert {entry['resource_class'] for entry in spec} == {
         'CUSTOM_NVIDIA_1155'}
     assert output['host']['guest_disruptions'] == []
+
+
+# ------------------------------------------------------------ Queens
+
+def test_queens_one_type_per_host_so_the_whole_host_waits():
+    output = scenario('guests/queens-retype-waits.yaml')
+    steps = by_step(output)
+    assert steps[4]['python'] == '3.6'
+    assert steps[4]['relation_sets'] == 0
+    assert steps[4]['status']['message'] == (
+        'Change of vgpu-device-mappings waits for guests using vGPUs: '
+        '0000:84:00.0 keeps nvidia-108 for instance-0000002a (wanted: '
+        'nvidia-105); with one vGPU type per host on this release the whole '
+        'host waits; it applies once they are gone (stop or migrate them)')
+    assert steps[6]['relation_sets'] == 1
+    assert sections(output) == {
+        'devices': [['enabled_vgpu_types', 'nvidia-105']]}

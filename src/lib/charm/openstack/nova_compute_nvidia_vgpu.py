@@ -98,6 +98,7 @@ class NovaVgpuConfig(NamedTuple):
     sriov_capacity: Dict[str, Dict[str, int]] = {}
     # GPUs whose mapping change waits for the guests using their vGPUs
     held: List[guest_safety.HeldGpu] = []
+    held_whole_host: bool = False  # one type per host: everything waits
     resolution: Optional[profiles.Resolution] = None  # profile names
 
 
@@ -553,8 +554,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         effective, held = guest_safety.hold_for_guests(
             dict(mdev_mappings, **vfio_mappings), published,
             self.vgpus_in_use, gpu_of)
-        if held and limit is not None and len(effective) > limit:
-            # One type for the whole host: it all waits.
+        whole_host = bool(held and limit is not None and
+                          len(effective) > limit)
+        if whole_host:
             effective = dict(published or {})
         mdev_mappings = _split(effective, vfio_devices, False)
         vfio_mappings = _split(effective, vfio_devices, True)
@@ -570,7 +572,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             selected=host.selected, unmatched=host.unmatched,
             vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
             sriov_capacity=capacity.per_gpu(mdev_mappings, gpus),
-            held=held, resolution=resolution)
+            held=held, held_whole_host=whole_host, resolution=resolution)
 
     def nova_settings(self) -> Dict[str, object]:
         """The relation settings this host should have published now
@@ -680,7 +682,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 guest_safety.guest_names(self.vgpus_in_use)))
         config = self.nova_vgpu_config
         if config.held:
-            pending.append(guest_safety.held_message(config.held))
+            pending.append(guest_safety.held_message(
+                config.held, config.held_whole_host))
         endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
         if endpoint is not None and not endpoint.has_published(
                 self.nova_settings()):
