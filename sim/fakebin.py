@@ -19,6 +19,11 @@ import sys
 
 STATE = os.environ.get('SIM_STATE', '')
 HOST_ROOT = os.environ.get('SIM_HOST_ROOT', '')
+# The index of the scenario step this process runs in (guest disruptions
+# name it).
+STEP = int(os.environ.get('SIM_STEP') or 0)
+# This command as it was called (main sets it): disruptions name it.
+COMMAND = []
 
 JUJU_LOG = '''#!/bin/sh
 level=INFO
@@ -343,6 +348,43 @@ def _packages(state):
 
 
 READ_ONLY_ENV = {'PATH': '/usr/bin:/bin', 'LC_ALL': 'C.UTF-8'}
+# The machine's own dpkg, only ever for --compare-versions (a computation).
+REAL_DPKG = '/usr/bin/dpkg'
+
+
+def _sim():
+    """The simulator's own modules (sim.guests, sim.host), imported only
+    by the commands that need them."""
+    if os.environ['SIM_REPO'] not in sys.path:
+        sys.path.insert(0, os.environ['SIM_REPO'])
+    from sim import guests, host
+    return guests, host
+
+
+def sync_vf_types(state):
+    """Take the vGPU types written to the VFs' sysfs files since the
+    last look into the host state (a guest on a retyped VF is
+    disrupted), so that a regeneration of /sys keeps them."""
+    guests, host = _sim()
+    for vf, old, new in host.collect_vf_vgpu_types(HOST_ROOT, state['host']):
+        guests.vf_retyped(state['host'], STEP, vf, old, new)
+
+
+def guests_disrupted(state, cause):
+    """Every guest using a vGPU right now loses it (cause: one line)."""
+    sync_vf_types(state)
+    guests, _ = _sim()
+    guests.record(state['host'], STEP, guests.vgpu_guests(state['host']),
+                  cause)
+
+
+def _is_driver_package(name):
+    return name.startswith('nvidia-vgpu-ubuntu-')
+
+
+def _version_lt(first, second):
+    return subprocess.run([REAL_DPKG, '--compare-versions', first, 'lt',
+                           second], env=READ_ONLY_ENV).returncode == 0
 
 
 def _deb_field(path, field):
@@ -363,16 +405,23 @@ def _deb_units(path):
     return sorted(units)
 
 
-def _install_deb(state, path):
-    """Install a local .deb: its Depends must be installable."""
+def _read_deb(path):
+    """A local .deb's path on this machine and its control fields."""
     real = HOST_ROOT + path if not path.startswith(HOST_ROOT) else path
     try:
-        package = _deb_field(real, 'Package')
-        version = _deb_field(real, 'Version')
-        depends = _deb_field(real, 'Depends')
+        return {'path': real, 'package': _deb_field(real, 'Package'),
+                'version': _deb_field(real, 'Version'),
+                'depends': _deb_field(real, 'Depends')}
     except subprocess.CalledProcessError:
         raise Exit(100, 'E: Invalid archive signature\n'
                         'E: Could not read meta data from {}\n'.format(path))
+
+
+def _install_deb(state, deb, how):
+    """Install a local .deb (read by _read_deb): its Depends must be
+    installable. how: the command doing it, e.g. 'apt-get install'."""
+    real, package, version, depends = (
+        deb['path'], deb['package'], deb['version'], deb['depends'])
     unavailable = state['host'].get('unavailable_packages', [])
     for dependency in filter(None, (d.strip().split(' ')[0]
                                     for d in depends.split(','))):
@@ -384,6 +433,14 @@ def _install_deb(state, path):
                 'E: Unable to correct problems, you have held broken '
                 'packages.\n').format(package, dependency))
         _packages(state).setdefault(dependency, '1.0-0ubuntu1')
+    if _is_driver_package(package) and \
+            _packages(state).get(package) != version:
+        # Another driver version takes the place of what is installed.
+        replaced = ['{} {}'.format(name, old) for name, old in sorted(
+            _packages(state).items()) if _is_driver_package(name)]
+        if replaced:
+            guests_disrupted(state, '{} replaced by {} {} ({})'.format(
+                ', '.join(replaced), package, version, how))
     _packages(state)[package] = version
     for unit in _deb_units(real):
         service = state['host']['services'].setdefault(
@@ -399,10 +456,59 @@ def _install_deb(state, path):
             not needs or needs in state['host']['modules'])
 
 
+APT_READING = ('Reading package lists...\nBuilding dependency tree...\n'
+               'Reading state information...\n')
+
+
+def _apt_install_debs(state, opts, debs):
+    """Local .debs as apt-get installs them (apt 2.x, as observed): one
+    already installed at its version is left alone; one older than the
+    installed version is a downgrade, which apt refuses (the whole
+    transaction) unless given --allow-downgrades and --assume-yes."""
+    installed = _packages(state)
+    notes, downgrades, todo = [], [], []
+    for deb in debs:
+        current = installed.get(deb['package'])
+        if current == deb['version']:
+            notes.append('{} is already the newest version ({}).\n'.format(
+                deb['package'], current))
+            continue
+        if current is not None and _version_lt(deb['version'], current):
+            downgrades.append((deb, current))
+        todo.append(deb)
+    if downgrades:
+        sys.stdout.write(APT_READING + ''.join(notes) +
+                         'The following packages will be DOWNGRADED:\n  ' +
+                         ' '.join(deb['package'] for deb, _ in downgrades) +
+                         '\n{} upgraded, {} newly installed, {} downgraded, 0 '
+                         'to remove and 0 not upgraded.\n'.format(
+                             sum(1 for deb in todo
+                                 if deb['package'] in installed) -
+                             len(downgrades),
+                             sum(1 for deb in todo
+                                 if deb['package'] not in installed),
+                             len(downgrades)))
+        if not ({'-y', '--assume-yes', '--yes'} & set(opts)):
+            sys.stdout.write('Need to get 0 B of archives.\n'
+                             'Do you want to continue? [Y/n] Abort.\n')
+            raise Exit(1)
+        if '--allow-downgrades' not in opts:
+            raise Exit(100, 'E: Packages were downgraded and -y was used '
+                            'without --allow-downgrades.\n')
+    elif notes:
+        sys.stdout.write(APT_READING + ''.join(notes))
+    for deb, current in downgrades:
+        sys.stdout.write('dpkg: warning: downgrading {} from {} to {}\n'
+                         .format(deb['package'], current, deb['version']))
+    for deb in todo:
+        _install_deb(state, deb, 'apt-get install')
+
+
 def cmd_apt_get(state, argv):
     opts, args = parse(argv, ('-o', '--option'),
-                       ('-y', '--assume-yes', '-q', '--quiet', '--purge',
-                        '--no-install-recommends', '--allow-downgrades'))
+                       ('-y', '--assume-yes', '--yes', '-q', '--quiet',
+                        '--purge', '--no-install-recommends',
+                        '--allow-downgrades'))
     if not args:
         raise Exit(100, 'E: Invalid operation\n')
     verb, names = args[0], args[1:]
@@ -410,17 +516,23 @@ def cmd_apt_get(state, argv):
     if verb in ('update', 'upgrade', 'autoremove', 'clean'):
         return
     if verb == 'install':
+        debs = []
         for name in names:
             if name.endswith('.deb') or '/' in name:
-                _install_deb(state, name)
+                debs.append(_read_deb(name))
             elif name in unavailable:
                 raise Exit(100, 'E: Unable to locate package {}\n'.format(
                     name))
-            else:
+        _apt_install_debs(state, opts, debs)
+        for name in names:
+            if not (name.endswith('.deb') or '/' in name):
                 _packages(state).setdefault(name, '1.0-0ubuntu1')
         return
     if verb in ('remove', 'purge'):
         for name in names:
+            if _is_driver_package(name) and name in _packages(state):
+                guests_disrupted(state, '{} {} removed (apt-get {})'.format(
+                    name, _packages(state)[name], verb))
             _packages(state).pop(name, None)
             for unit, service in list(state['host']['services'].items()):
                 if service.get('package') == name:
@@ -432,7 +544,14 @@ def cmd_apt_get(state, argv):
 def cmd_dpkg(state, argv):
     if argv[:1] == ['-i'] or argv[:1] == ['--install']:
         for path in argv[1:]:
-            _install_deb(state, path)
+            deb = _read_deb(path)
+            current = _packages(state).get(deb['package'])
+            if current is not None and _version_lt(deb['version'], current):
+                # dpkg itself downgrades, with a warning.
+                sys.stderr.write('dpkg: warning: downgrading {} from {} to '
+                                 '{}\n'.format(deb['package'], current,
+                                               deb['version']))
+            _install_deb(state, deb, 'dpkg -i')
         return
     if argv[:1] == ['--compare-versions']:
         raise Exit(2, 'dpkg: --compare-versions is not simulated\n')
@@ -558,8 +677,12 @@ def cmd_systemctl(state, argv):
                                   name))
             if service.get('unit_file'):
                 AFTER_STATE.append(exec_start(name))
+            if verb in ('restart', 'try-restart') and service['active']:
+                _vgpu_manager_down(state, name, 'restarted')
             service['active'] = True
         elif verb == 'stop':
+            if service['active']:
+                _vgpu_manager_down(state, name, 'stopped')
             service['active'] = False
         elif verb == 'enable':
             service['enabled'] = True
@@ -571,6 +694,14 @@ def cmd_systemctl(state, argv):
             service['masked'] = False
         else:
             raise Exit(1, 'Unknown command verb {}.\n'.format(verb))
+
+
+def _vgpu_manager_down(state, name, what):
+    """A running vGPU Manager stopped or restarted: the guests lose the
+    vGPUs it serves."""
+    if name == 'nvidia-vgpu-mgr':
+        guests_disrupted(state, '{} {} ({})'.format(
+            name, what, ' '.join(COMMAND)))
 
 
 # Commands to run once the state lock is released (a unit's ExecStart
@@ -612,21 +743,31 @@ def cmd_sriov_manage(state, argv):
         raise Exit(1, 'usage: sriov-manage <-e|-d> <ssss:bb:dd.f|ALL>\n')
     if 'nvidia' not in state['host']['modules']:
         raise Exit(1, 'NVIDIA driver not loaded\n')
+    sync_vf_types(state)
+    guests, host = _sim()
+    types = state['host'].setdefault('vf_vgpu_types', {})
     for function in state['host']['pci']:
         sriov = function.get('sriov')
         if not sriov or argv[1] not in ('ALL', function['address']):
             continue
         if argv[0] == '-e':
             state['host']['vfs'][function['address']] = sriov['total_vfs']
-        else:
-            state['host']['vfs'].pop(function['address'], None)
+            continue
+        # Disabled VFs are gone, and with them the types they were given.
+        for vf in host.vf_addresses(
+                function['address'],
+                state['host']['vfs'].pop(function['address'], 0)):
+            if vf in types:
+                guests.vf_retyped(state['host'], STEP, vf, types.pop(vf),
+                                  None, ' '.join(COMMAND))
     refresh_sysfs(state)
 
 
 def refresh_sysfs(state):
-    """Regenerate the sandbox's /sys after a change of hardware state."""
-    sys.path.insert(0, os.environ['SIM_REPO'])
-    from sim import host
+    """Regenerate the sandbox's /sys after a change of hardware state,
+    keeping the vGPU types written to VFs (host state)."""
+    sync_vf_types(state)
+    _, host = _sim()
     host.generate_sysfs(HOST_ROOT, state['host']['pci'],
                         host.hardware_state(state['host']))
 
@@ -723,6 +864,7 @@ def pass_through(name, argv):
 def main(argv):
     name = os.path.basename(argv[0])
     args = argv[1:]
+    COMMAND[:] = [name] + args
     if name in PASS_THROUGH:
         record('host', [name] + args)
         pass_through(name, args)

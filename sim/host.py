@@ -146,6 +146,34 @@ def available_instances(types: Dict[str, Dict[str, Any]],
     return free
 
 
+def full_gpu_available(types: Dict[str, Dict[str, Any]], address: str,
+                       mdevs: Sequence[Dict[str, Any]],
+                       start_mdevs: Sequence[Dict[str, Any]]
+                       ) -> Dict[str, int]:
+    """Free instances of each type on a GPU without SR-IOV.
+
+    The scenario's available_instances is what the GPU shows with the
+    host's mdevs at the start (scenarios give it as a host shows it).
+    Each vGPU of that type made on the GPU since takes one; each of the
+    start's gone gives one back, up to the type's max_instance."""
+    def count(listed: Sequence[Dict[str, Any]], type_id: str) -> int:
+        return sum(1 for mdev in listed if mdev['parent'] == address and
+                   mdev['type'] == type_id)
+    free = {}
+    for type_id, spec in types.items():
+        given = int(spec.get('available_instances', 0))
+        now, start = count(mdevs, type_id), count(start_mdevs, type_id)
+        match = _MAX_INSTANCE.search(spec.get('description', ''))
+        if now >= start:
+            free[type_id] = max(0, given - (now - start))
+        elif match:
+            free[type_id] = max(given, min(given + start - now,
+                                           int(match.group(1)) - now))
+        else:
+            free[type_id] = given + start - now
+    return free
+
+
 def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                    hardware: Dict[str, Any]) -> None:
     """(Re)build /sys from the scenario's PCI functions and host state.
@@ -153,6 +181,9 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
     hardware: {'nvidia_loaded': bool, 'nvidia_version': str,
     'vfs': {pf: count},
     'mdevs': [{'uuid', 'parent', 'type'}],
+    'start_mdevs': the mdevs the scenario started with (default: mdevs),
+    'vf_vgpu_types': {VF: the vGPU type id it was given (vendor-specific
+    VFIO); VFs not named have 0},
     'sysfs_noise': entries of unrelated server content (0: none)}.
     """
     sys_root = os.path.join(host_root, 'sys')
@@ -199,11 +230,18 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                     _write_mdev_types(host_root, vf_device, vf, {
                         type_id: dict(spec, available_instances=free[type_id])
                         for type_id, spec in vf_types.items()})
-                    _write_vgpu_types(vf_device,
-                                      sriov.get('vf_vgpu_types', {}))
+                    _write_vgpu_types(
+                        vf_device, sriov.get('vf_vgpu_types', {}),
+                        hardware.get('vf_vgpu_types', {}).get(vf, 0))
         elif is_nvidia_gpu and nvidia_loaded:
-            _write_mdev_types(host_root, device, function['address'],
-                              function.get('mdev_types', {}))
+            types = function.get('mdev_types', {})
+            mdevs = hardware.get('mdevs', [])
+            free = full_gpu_available(
+                types, function['address'], mdevs,
+                hardware.get('start_mdevs', mdevs))
+            _write_mdev_types(host_root, device, function['address'], {
+                type_id: dict(spec, available_instances=free[type_id])
+                for type_id, spec in types.items()})
     for mdev in hardware.get('mdevs', []):
         parent = device_dir(host_root, mdev['parent'])
         if not os.path.isdir(parent):
@@ -219,8 +257,10 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
         noise.populate(sys_root, hardware['sysfs_noise'])
 
 
-def _write_vgpu_types(vf_device: str, types: Dict[Any, str]) -> None:
-    """The vendor-specific VFIO layout: no mdev, a table per VF."""
+def _write_vgpu_types(vf_device: str, types: Dict[Any, str],
+                      current: int) -> None:
+    """The vendor-specific VFIO layout: no mdev, a table per VF, and
+    the type the VF was given (0: none)."""
     if not types:
         return
     lines = ['ID    : vGPU Name']
@@ -229,7 +269,42 @@ def _write_vgpu_types(vf_device: str, types: Dict[Any, str]) -> None:
                                           key=lambda item: int(item[0]))]
     _write(os.path.join(vf_device, 'nvidia', 'creatable_vgpu_types'),
            '\n'.join(lines) + '\n')
-    _write(os.path.join(vf_device, 'nvidia', 'current_vgpu_type'), '0\n')
+    _write(os.path.join(vf_device, 'nvidia', 'current_vgpu_type'),
+           '{}\n'.format(current))
+
+
+def collect_vf_vgpu_types(host_root: str,
+                          host_state: Dict[str, Any]) -> List[tuple]:
+    """Keep in host_state['vf_vgpu_types'] the vGPU types written to the
+    VFs' nvidia/current_vgpu_type (by the charm, its boot unit), which
+    are host state the next regeneration of /sys must not lose; return
+    what changed, [(VF, old type, new type)], in address order.
+
+    Only VFs whose file exists are read: a type given to a VF not (yet)
+    enabled stays as it is.
+    """
+    types = host_state.setdefault('vf_vgpu_types', {})
+    changes = []
+    for function in host_state['pci']:
+        enabled = host_state['vfs'].get(function['address'], 0)
+        if not function.get('sriov') or not enabled:
+            continue
+        for vf in vf_addresses(function['address'], enabled):
+            path = os.path.join(device_dir(host_root, vf), 'nvidia',
+                                'current_vgpu_type')
+            try:
+                with open(path) as stream:
+                    new = int(stream.read().strip() or '0')
+            except (OSError, ValueError):
+                continue
+            old = types.get(vf, 0)
+            if new != old:
+                changes.append((vf, old, new))
+                if new:
+                    types[vf] = new
+                else:
+                    types.pop(vf)
+    return changes
 
 
 def write_proc_modules(host_root: str, modules: Iterable[str]) -> None:
@@ -277,20 +352,56 @@ def build_deb(work_dir: str, spec: Dict[str, Any]) -> str:
     return output
 
 
-def write_libvirt_domains(host_root: str,
-                          domains: Iterable[Dict[str, Any]]) -> None:
-    """Guest definitions as libvirt keeps them, with their vGPU hostdevs."""
-    directory = os.path.join(host_root, 'etc', 'libvirt', 'qemu')
-    for domain in domains:
-        hostdevs = ''.join(
+LIBVIRT_DOMAINS = os.path.join('etc', 'libvirt', 'qemu')
+
+
+def _pci_source(address: str) -> str:
+    """A host PCI address as libvirt writes it in a hostdev's source."""
+    domain, bus, rest = address.lower().split(':')
+    slot, function = rest.split('.')
+    return ("<address domain='0x{}' bus='0x{}' slot='0x{}' "
+            "function='0x{}'/>".format(domain, bus, slot, function))
+
+
+def domain_xml(domain: Dict[str, Any]) -> str:
+    """A guest's definition as libvirt keeps it: its vGPUs as hostdevs,
+    an mdev by UUID, a VF of the vendor-specific VFIO driver as a plain
+    PCI hostdev (as Nova's libvirt driver asks for either). Each hostdev
+    also has the address libvirt gives it inside the guest, as libvirt
+    writes it, so that only its <source> names the host's device."""
+    hostdevs = []
+    for uuid in domain.get('mdevs', []):
+        hostdevs.append(
             "    <hostdev mode='subsystem' type='mdev' managed='no' "
             "model='vfio-pci' display='off'>\n"
-            "      <source>\n        <address uuid='{}'/>\n      </source>\n"
-            "    </hostdev>\n".format(uuid)
-            for uuid in domain.get('mdevs', []))
+            "      <source>\n        <address uuid='{}'/>\n"
+            "      </source>\n".format(uuid))
+    for address in domain.get('pci', []):
+        hostdevs.append(
+            "    <hostdev mode='subsystem' type='pci' managed='no'>\n"
+            "      <source>\n        {}\n      </source>\n".format(
+                _pci_source(address)))
+    text = ''.join(
+        "{}      <address type='pci' domain='0x0000' bus='0x00' "
+        "slot='0x{:02x}' function='0x0'/>\n    </hostdev>\n".format(
+            hostdev, 5 + index)
+        for index, hostdev in enumerate(hostdevs))
+    return ("<domain type='kvm'>\n  <name>{}</name>\n  <devices>\n{}"
+            "  </devices>\n</domain>\n".format(domain['name'], text))
+
+
+def write_libvirt_domains(host_root: str,
+                          domains: Iterable[Dict[str, Any]]) -> None:
+    """The guests libvirt has defined become exactly these: one file
+    each under /etc/libvirt/qemu, the definitions of any others gone."""
+    directory = os.path.join(host_root, LIBVIRT_DOMAINS)
+    if os.path.isdir(directory):
+        for name in os.listdir(directory):
+            if name.endswith('.xml'):
+                os.remove(os.path.join(directory, name))
+    for domain in domains:
         _write(os.path.join(directory, domain['name'] + '.xml'),
-               "<domain type='kvm'>\n  <name>{}</name>\n  <devices>\n{}"
-               "  </devices>\n</domain>\n".format(domain['name'], hostdevs))
+               domain_xml(domain))
 
 
 def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:
@@ -298,4 +409,7 @@ def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:
     return {'nvidia_loaded': 'nvidia' in host_state['modules'],
             'nvidia_version': host_state.get('nvidia_version'),
             'vfs': host_state['vfs'], 'mdevs': host_state['mdevs'],
+            'start_mdevs': host_state.get('start_mdevs',
+                                          host_state['mdevs']),
+            'vf_vgpu_types': host_state.get('vf_vgpu_types', {}),
             'sysfs_noise': host_state.get('sysfs_noise', 0)}

@@ -18,7 +18,8 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from sim import charmdir, fakebin, host as simhost, pythons
+from sim import charmdir, fakebin, guests as simguests, host as simhost
+from sim import pythons
 from sim import scenario as scenarios
 
 APPLICATION = 'nova-compute-nvidia-vgpu'
@@ -80,6 +81,8 @@ class Simulation:
         self.actions: List[Dict[str, Any]] = []
         self._commands_seen = 0
         self._resource_revision = 0
+        # The index in the scenario's steps of the step running now.
+        self._step_index = 0
         # With profile, what each hook or action process cost (benchmarks).
         self.profile = profile
         self.measurements: List[Dict[str, Any]] = []
@@ -128,6 +131,17 @@ class Simulation:
                 'services': {},
                 'vfs': {},
                 'mdevs': [dict(mdev) for mdev in host.get('mdevs', [])],
+                # What a full GPU's available_instances are counted from.
+                'start_mdevs': [dict(mdev) for mdev in
+                                host.get('mdevs', [])],
+                'libvirt_domains': [dict(domain) for domain in
+                                    host.get('libvirt_domains', [])],
+                # Types given to VFs (vendor-specific VFIO); until a
+                # reboot, they survive every regeneration of /sys.
+                'vf_vgpu_types': {
+                    vf.lower(): type_id for vf, type_id in
+                    host.get('vf_vgpu_types', {}).items() if type_id},
+                'guest_disruptions': [],
                 'reboots': 0,
                 'reboot_requested': False,
                 'sysfs_noise': host.get('sysfs_noise', 0),
@@ -148,7 +162,7 @@ class Simulation:
         self._save(state)
         self._refresh_host(state)
         simhost.write_libvirt_domains(self.host_root,
-                                      host.get('libvirt_domains', []))
+                                      state['host']['libvirt_domains'])
         self._baseline = self._snapshot()
 
     def _initial_config(self) -> Dict[str, Any]:
@@ -241,7 +255,11 @@ class Simulation:
         fakebin.write_dpkg_status(self.host_root, state['host']['packages'])
 
     def _refresh_host(self, state: Dict[str, Any]) -> None:
-        """Regenerate /sys and /proc/modules from the host state."""
+        """Regenerate /sys and /proc/modules from the host state.
+
+        What processes wrote to /sys that is host state (VF vGPU types)
+        was taken into the state after each process (_execute), and no
+        process runs between that and a call here."""
         host = state['host']
         simhost.generate_sysfs(self.host_root, host['pci'],
                                simhost.hardware_state(host))
@@ -315,6 +333,7 @@ class Simulation:
             'SIM_PYTHON': self.host_python,
             'SIM_PYTHONS_SEEN': self.pythons_seen,
             'SIM_SERIES': self.series,
+            'SIM_STEP': str(self._step_index),
             'NVIDIA_VGPU_HOST_ROOT': self.host_root,
         }
         if not self.profile:
@@ -345,6 +364,7 @@ class Simulation:
             self.measurements.append(dict(
                 self._usage_since(before, environment['SIM_PROFILE']),
                 label=label, exit_code=code))
+        self._collect_vf_vgpu_types()
         sys.stderr.write('--- {} (exit {})\n'.format(label, code))
         if os.path.exists(self.log_path):
             with open(self.log_path) as stream:
@@ -484,6 +504,8 @@ class Simulation:
         host['modules'] = modules
         host['vfs'] = {}
         host['mdevs'] = []
+        # The driver forgets the types it gave VFs (the VFs are gone).
+        host['vf_vgpu_types'] = {}
         host['reboots'] += 1
         host['reboot_requested'] = False
         boot_units = []
@@ -523,6 +545,17 @@ class Simulation:
             ordered.append(ready[0] if ready else sorted(
                 set(units) - set(ordered))[0])
         return ordered
+
+    def _collect_vf_vgpu_types(self) -> None:
+        """vGPU types a process wrote to VFs (current_vgpu_type) are
+        host state; a guest on a VF retyped is disrupted."""
+        state = self._load()
+        host = state['host']
+        changes = simhost.collect_vf_vgpu_types(self.host_root, host)
+        for vf, old, new in changes:
+            simguests.vf_retyped(host, self._step_index, vf, old, new)
+        if changes:
+            self._save(state)
 
     def _collect_created_mdevs(self) -> None:
         """vGPUs created by writing a UUID to a type's create file (as
@@ -566,6 +599,7 @@ class Simulation:
 
     def run_step(self, step: Any) -> Dict[str, Any]:
         """Run one scenario step; its record joins the output's steps."""
+        self._step_index = len(self.steps)
         self.steps.append(self._run_step(step))
         return self.steps[-1]
 
@@ -620,6 +654,11 @@ class Simulation:
                 service['active'] = wanted == 'running'
             self._save(state)
             runs = []
+        elif 'guests' in step:
+            # Nova started, moved or deleted guests: no hook runs.
+            label = 'guests'
+            self._set_guests(state, step['guests'])
+            runs = []
         elif 'packages' in step:
             # Another charm (the principal) installed packages: no hook.
             label = 'packages'
@@ -641,6 +680,30 @@ class Simulation:
             'relation_sets': state['relation_sets'] - sets_before,
             'python': self._pythons_since(pythons_before),
         }
+
+    def _set_guests(self, state: Dict[str, Any],
+                    guests: Dict[str, Any]) -> None:
+        """The host's libvirt domains and mdevs become exactly these
+        (a key left out: as it is); /sys follows (available_instances).
+        The domain files are the host's, not the charm's: the output's
+        files compare them with these, not with the start."""
+        host = state['host']
+        if 'mdevs' in guests:
+            host['mdevs'] = [dict(mdev) for mdev in guests['mdevs']]
+        if 'libvirt_domains' in guests:
+            host['libvirt_domains'] = [dict(domain) for domain in
+                                       guests['libvirt_domains']]
+            simhost.write_libvirt_domains(self.host_root,
+                                          host['libvirt_domains'])
+            prefix = '/' + simhost.LIBVIRT_DOMAINS + '/'
+            for path in [path for path in self._baseline
+                         if path.startswith(prefix)]:
+                del self._baseline[path]
+            self._baseline.update(
+                (path, content) for path, content in self._snapshot().items()
+                if path.startswith(prefix))
+        self._save(state)
+        self._refresh_host(state)
 
     def _pythons_since(self, before: int) -> Optional[str]:
         """X.Y of the Python the step's processes ran under, as each
@@ -688,11 +751,15 @@ class Simulation:
     def report(self) -> Dict[str, Any]:
         state = self._load()
         commands = []
-        with open(self.commands_path) as stream:
-            for line in stream:
-                entry = json.loads(line)
-                if entry['kind'] == 'host':
-                    commands.append(entry['argv'])
+        # No file: no process ran (e.g. only guests steps).
+        lines = []
+        if os.path.exists(self.commands_path):
+            with open(self.commands_path) as stream:
+                lines = stream.readlines()
+        for line in lines:
+            entry = json.loads(line)
+            if entry['kind'] == 'host':
+                commands.append(entry['argv'])
         files = {}
         now = self._snapshot()
         for path in sorted(set(now) | set(self._baseline)):
@@ -723,6 +790,7 @@ class Simulation:
                 'reboots': host['reboots'],
                 'reboot_requested': host['reboot_requested'],
                 'vf_vgpu_types': self._vf_vgpu_types(),
+                'guest_disruptions': host['guest_disruptions'],
                 'resources_sha256': {
                     name: _sha256(path) for name, path in
                     sorted(state['resources'].items()) if path},

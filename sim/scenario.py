@@ -27,7 +27,8 @@ _TOP = {'name': str, 'host': dict, 'config': dict, 'resources': dict,
 _JUJU_VERSION = re.compile(r'^\d+\.\d+(?:[.-][0-9a-z.]+)?$')
 _HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
          'mdevs': list, 'libvirt_domains': list, 'series': str,
-         'unavailable_packages': list, 'sysfs_noise': int}
+         'unavailable_packages': list, 'sysfs_noise': int,
+         'vf_vgpu_types': dict}
 _PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
         'subsystem_vendor': str, 'subsystem_device': str,
         'driver': (str, type(None)), 'mdev_types': dict, 'sriov': dict,
@@ -36,11 +37,15 @@ _SRIOV = {'total_vfs': int, 'vf_mdev_types': dict, 'vf_vgpu_types': dict}
 _MDEV_TYPE = {'name': str, 'description': str,
               'available_instances': int, 'device_api': str}
 _MDEV = {'uuid': str, 'parent': str, 'type': str}
-_DOMAIN = {'name': str, 'mdevs': list}
+_DOMAIN = {'name': str, 'mdevs': list, 'pci': list}
+_GUESTS = {'libvirt_domains': list, 'mdevs': list}
+# A PCI function's full address, as sysfs and libvirt name it.
+_PCI_ADDRESS = re.compile(r'^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}'
+                          r'\.[0-7]$')
 _DEB = {'package': str, 'version': str, 'architecture': str,
         'depends': str, 'description': str, 'services': list}
 _STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
-               'relation-departed', 'packages', 'services'}
+               'relation-departed', 'packages', 'services', 'guests'}
 
 
 def _check_keys(where: str, data: Any, allowed: Dict[str, Any],
@@ -70,6 +75,41 @@ def _check_str_map(where: str, data: Dict[Any, Any]) -> None:
 def _check_mdev_types(where: str, types: Dict[str, Any]) -> None:
     for type_id, spec in types.items():
         _check_keys('{}.{}'.format(where, type_id), spec, _MDEV_TYPE)
+
+
+def _check_mdevs(where: str, mdevs: List[Any]) -> None:
+    for index, mdev in enumerate(mdevs):
+        _check_keys('{}[{}]'.format(where, index), mdev, _MDEV,
+                    required=('uuid', 'parent', 'type'))
+
+
+def _check_domains(where: str, domains: List[Any]) -> None:
+    """Guests libvirt has defined: their mdevs (UUIDs) and the VFs they
+    have as PCI hostdevs (full PCI addresses)."""
+    for index, domain in enumerate(domains):
+        at = '{}[{}]'.format(where, index)
+        _check_keys(at, domain, _DOMAIN, required=('name',))
+        for key in ('mdevs', 'pci'):
+            for item in domain.get(key, []):
+                if not isinstance(item, str):
+                    raise ScenarioError('{}.{}: {!r} is not text'.format(
+                        at, key, item))
+        for address in domain.get('pci', []):
+            if not _PCI_ADDRESS.match(address):
+                raise ScenarioError(
+                    '{}.pci: {!r} is not a PCI address such as '
+                    '0000:41:00.4'.format(at, address))
+
+
+def _check_vf_vgpu_types(where: str, types: Dict[Any, Any]) -> None:
+    for address, type_id in types.items():
+        if not isinstance(address, str) or not _PCI_ADDRESS.match(address):
+            raise ScenarioError('{}: {!r} is not a PCI address such as '
+                                '0000:41:00.4'.format(where, address))
+        if not isinstance(type_id, int) or isinstance(type_id, bool) or \
+                type_id < 0:
+            raise ScenarioError('{}.{}: expected a vGPU type id such as '
+                                '1148'.format(where, address))
 
 
 def _check_resource(where: str, spec: Any) -> None:
@@ -134,6 +174,11 @@ def _check_step(index: int, step: Any) -> None:
             if not isinstance(data, dict):
                 raise ScenarioError('{}.remote.{}: expected a mapping'.format(
                     where, name))
+    if kind == 'guests':
+        _check_keys(where + '.guests', value, _GUESTS)
+        _check_domains(where + '.guests.libvirt_domains',
+                       value.get('libvirt_domains', []))
+        _check_mdevs(where + '.guests.mdevs', value.get('mdevs', []))
     if kind == 'relation-departed' and not isinstance(value, str):
         raise ScenarioError(where + '.relation-departed: expected a name')
 
@@ -163,12 +208,9 @@ def validate(data: Any) -> Dict[str, Any]:
                         required=('total_vfs',))
             _check_mdev_types(where + '.sriov.vf_mdev_types',
                               function['sriov'].get('vf_mdev_types', {}))
-    for index, mdev in enumerate(host.get('mdevs', [])):
-        _check_keys('host.mdevs[{}]'.format(index), mdev, _MDEV,
-                    required=('uuid', 'parent', 'type'))
-    for index, domain in enumerate(host.get('libvirt_domains', [])):
-        _check_keys('host.libvirt_domains[{}]'.format(index), domain,
-                    _DOMAIN, required=('name',))
+    _check_mdevs('host.mdevs', host.get('mdevs', []))
+    _check_domains('host.libvirt_domains', host.get('libvirt_domains', []))
+    _check_vf_vgpu_types('host.vf_vgpu_types', host.get('vf_vgpu_types', {}))
     for name, spec in data.get('resources', {}).items():
         _check_resource('resources.{}'.format(name), spec)
     for name, units in data.get('relations', {}).items():

@@ -229,6 +229,20 @@ class VgpuSubordinateTest(unittest.TestCase):
         zaza.model.run_action(unit, 'resume', raise_on_failure=True)
         zaza.model.block_until_unit_wl_status(unit, 'active')
 
+    def test_install_vgpu_software_has_nothing_left_to_do(self):
+        # After deployment each GPU host has the attached revision; a
+        # host without a GPU has nothing to install, and says so.
+        action = zaza.model.run_action(self.units[0],
+                                       'install-vgpu-software')
+        if self.has_gpus:
+            self.assertEqual(action.data['status'], 'completed')
+            self.assertRegex(action.data['results']['message'],
+                             r' is already installed$')
+        else:
+            self.assertEqual(action.data['status'], 'failed')
+            self.assertIn('No NVIDIA GPU on this host',
+                          action.data.get('message', ''))
+
     def test_list_vgpu_types(self):
         action = zaza.model.run_action(self.units[0], 'list-vgpu-types',
                                        raise_on_failure=True)
@@ -315,3 +329,9 @@ class VgpuGuestTest(unittest.TestCase):
             instance, [unit for unit, _ in hosting]))
         self.assertTrue(domain_has_vgpu(hosting[0][1]),
                         'no vGPU in the domain of ' + instance)
+        # Restarting the vGPU Manager would break the guest's vGPU: the
+        # subordinate on that host refuses, naming the guest.
+        ours = subordinates_by_principal()[hosting[0][0]]
+        refused = zaza.model.run_action(ours, 'restart-services')
+        self.assertEqual(refused.data['status'], 'failed')
+        self.assertIn(instance, refused.data.get('message', ''))

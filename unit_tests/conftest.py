@@ -63,8 +63,8 @@ def isolated_host(tmp_path_factory, monkeypatch):
 HOST_SIDE_MODULES = {
     'test_bench', 'test_charmcraft', 'test_docs', 'test_docs_commands',
     'test_docs_status', 'test_functional_offline',
-    'test_python_versions', 'test_sim_host', 'test_sim_scenario',
-    'test_simulator'}
+    'test_python_versions', 'test_sim_guests', 'test_sim_host',
+    'test_sim_scenario', 'test_simulator'}
 HOST_SIDE_PREFIXES = ('test_scenarios_',)
 
 

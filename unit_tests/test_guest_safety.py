@@ -125,3 +125,12 @@ def test_the_software_message_names_version_and_guests():
         'Attached vGPU software nvidia-vgpu-ubuntu-550 550.90.05 waits for '
         '1 guest using vGPUs (i-1): it installs once they are gone, or run '
         'install-vgpu-software with force=true')
+
+
+def test_with_one_type_per_host_the_message_says_the_whole_host_waits():
+    held = [guest_safety.HeldGpu(V100_A, ('nvidia-108',), ('nvidia-105',),
+                                 ['i-1'])]
+    assert guest_safety.held_message(held, whole_host=True).endswith(
+        '(wanted: nvidia-105); with one vGPU type per host on this release '
+        'the whole host waits; it applies once they are gone (stop or '
+        'migrate them)')

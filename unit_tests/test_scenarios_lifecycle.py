@@ -165,6 +165,10 @@ def test_restart_services_is_refused_like_pause_while_guests_use_vgpus():
     assert changing(second['commands']) == [
         ['systemctl', verb, service] for verb in ('stop', 'start')
         for service in SERVICES]
+    # Only the forced restart broke the guests' vGPUs (step 6).
+    assert [(d['step'], d['guest']) for d in
+            output['host']['guest_disruptions']] == [
+        (6, 'instance-0000002a'), (6, 'instance-0000002b')]
     assert output['status'] == {'workload': 'active', 'message':
                                 'Unit is ready: 1 NVIDIA GPU (Tesla V100 '
                                 'PCIe 16GB)'}

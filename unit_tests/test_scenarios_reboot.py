@@ -35,10 +35,15 @@ def test_the_charm_records_where_each_vgpu_lives():
         mdev['uuid']: [mdev['parent'], mdev['type']] for mdev in MDEVS}
 
 
-def test_a_config_change_reaches_the_boot_time_restore():
+def test_the_boot_time_restore_follows_what_nova_has():
+    # The last step retypes 0000:85:00.0 under its guest: that waits, so
+    # the boot unit still puts the guest's nvidia-105 vGPU back there.
     output = scenario('reboot/restore-before-dalmatian.yaml')
+    assert output['status']['message'].startswith(
+        'Change of vgpu-device-mappings waits for guests using vGPUs: '
+        '0000:85:00.0 keeps nvidia-105 for instance-0000002b')
     assert json.loads(output['files'][MAPPINGS]) == {
-        'nvidia-108': ['0000:84:00.0', '0000:85:00.0']}
+        'nvidia-105': ['0000:85:00.0'], 'nvidia-108': ['0000:84:00.0']}
 
 
 def test_from_dalmatian_mdevctl_and_no_vgpu_recreation_by_the_charm():

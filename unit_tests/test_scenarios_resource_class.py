@@ -36,8 +36,9 @@ def step_named(output, name, nth=0):
 
 # ------------------------------------------------------ A40s, caracal
 
-def test_per_profile_on_caracal_while_a_guest_holds_one_type():
-    output = scenario('resource-class/a40-caracal-two-types.yaml')
+def test_per_profile_on_caracal_while_a_guest_holds_one_type(tmp_path):
+    output = run_yaml(tmp_path, until(
+        shipped('a40-caracal-two-types.yaml'), 'action: list-vgpu-types'))
     changed = step_named(output, 'config')
     assert changed['relation_sets'] == 1
     # A40-2Q moves at once; A40-48Q keeps VGPU under the guest's vGPU.
@@ -54,12 +55,13 @@ def test_per_profile_on_caracal_while_a_guest_holds_one_type():
                    'are gone (stop or migrate them)'}
 
 
-def test_without_the_guest_each_profile_has_its_class(tmp_path):
-    text = shipped('a40-caracal-two-types.yaml')
-    text = text[:text.index('  mdevs:')] + text[text.index('resources:'):]
-    text = text.replace('  vgpu-device-mappings:', (
-        '  vgpu-resource-class: per-profile\n  vgpu-device-mappings:'))
-    output = run_yaml(tmp_path, until(text, 'start'))
+def test_once_the_guest_is_gone_each_profile_has_its_class():
+    output = scenario('resource-class/a40-caracal-two-types.yaml')
+    gone, again = output['steps'][-2:]
+    assert gone['step'] == again['step'] == 'update-status'
+    assert gone['relation_sets'] == 1 and again['relation_sets'] == 0
+    # No class change ever broke the guest's vGPU.
+    assert output['host']['guest_disruptions'] == []
     assert sections(output)['mdev_nvidia-566'] == [
         ['device_addresses', '0000:52:00.4'],
         ['mdev_class', 'CUSTOM_VGPU_A40_48Q']]
@@ -89,7 +91,7 @@ def test_list_vgpu_types_shows_each_profiles_class_and_flavor():
 
 def test_a_value_that_is_not_one_of_the_two_blocks_and_sets_nothing():
     output = scenario('resource-class/a40-caracal-two-types.yaml')
-    wrong, fixed = output['steps'][-2:]
+    wrong, fixed = output['steps'][7:9]
     assert wrong['status'] == {
         'workload': 'blocked',
         'message': "Invalid vgpu-resource-class: 'Per-Profile' is not one "

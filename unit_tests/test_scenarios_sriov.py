@@ -133,17 +133,41 @@ def test_each_a40_offers_what_it_can_host_and_keeps_the_guests_vf():
     # The new mapping leaves the second A40 out, but a guest uses its
     # A40-48Q: that GPU keeps its VF of nvidia-566 until the guest is
     # gone; the first GPU takes nvidia-557 at once.
-    later = output['steps'][-1]
+    later = output['steps'][-3]
     assert later['status'] == {'workload': 'waiting', 'message': (
         'Change of vgpu-device-mappings waits for guests using vGPUs: '
         '0000:52:00.0 keeps nvidia-566 for instance-0000002a (wanted: out '
         'of the mapping); it applies once they are gone (stop or migrate '
         'them)')}
+
+
+def test_while_the_guest_stays_its_a40_keeps_its_vf(tmp_path):
+    import os
+    from simulation import SCENARIOS, run_yaml
+    with open(os.path.join(SCENARIOS, 'sriov',
+                           'two-a40-guests-caracal.yaml')) as stream:
+        text = stream.read()
+    text = text[:text.index('  - guests:')]
+    output = run_yaml(tmp_path, text)
     assert sections(output) == {
         'devices': [['enabled_mdev_types', 'nvidia-557, nvidia-566']],
         'mdev_nvidia-557': [['device_addresses',
                              ','.join(a40_vfs('51', 24))]],
         'mdev_nvidia-566': [['device_addresses', GUEST_VF]]}
+
+
+def test_the_a40s_change_applies_once_the_guest_is_gone():
+    output = scenario('sriov/two-a40-guests-caracal.yaml')
+    gone, after = output['steps'][-2:]
+    assert gone['step'] == 'guests' and after['step'] == 'update-status'
+    assert after['relation_sets'] == 1
+    assert after['status'] == {'workload': 'active', 'message': (
+        'Unit is ready: 2 NVIDIA GPUs (A40); 64 SR-IOV VFs; nvidia-557: '
+        '24 vGPUs on 1 GPU')}
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-557']],
+        'mdev_nvidia-557': [['device_addresses',
+                             ','.join(a40_vfs('51', 24))]]}
 
 
 def test_the_guests_vf_is_the_one_given_for_its_gpu(tmp_path):

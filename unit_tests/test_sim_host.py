@@ -174,3 +174,25 @@ def test_without_vgpus_every_vf_shows_what_the_scenario_says(tmp_path):
     host.generate_sysfs(str(tmp_path), [a40], {
         'nvidia_loaded': True, 'vfs': {A40['address']: 32}})
     assert sum(available(tmp_path, vf, 'nvidia-557') for vf in vfs) == 32
+
+
+def test_a_full_gpu_counts_vgpus_from_the_scenarios_start():
+    types = {'nvidia-108': {'available_instances': 1,
+                            'description': 'max_instance=2'},
+             'nvidia-105': {'available_instances': 16}}
+    one = {'uuid': 'a', 'parent': V100['address'], 'type': 'nvidia-108'}
+    two = dict(one, uuid='b')
+    elsewhere = dict(one, uuid='c', parent='0000:85:00.0')
+    # As the scenario gives it while the start's vGPU is there.
+    assert host.full_gpu_available(types, V100['address'], [one, elsewhere],
+                                   [one]) == {'nvidia-108': 1,
+                                              'nvidia-105': 16}
+    assert host.full_gpu_available(types, V100['address'], [one, two],
+                                   [one])['nvidia-108'] == 0
+    # The guest's vGPU gone: one back, never past max_instance.
+    assert host.full_gpu_available(types, V100['address'], [],
+                                   [one])['nvidia-108'] == 2
+    assert host.full_gpu_available(
+        {'nvidia-108': {'available_instances': 2,
+                        'description': 'max_instance=2'}},
+        V100['address'], [], [one])['nvidia-108'] == 2

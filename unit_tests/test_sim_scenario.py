@@ -41,7 +41,9 @@ def test_contract_example_steps_are_accepted():
         {'attach': {'nvidia-vgpu-software': {'deb': {
             'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.90.05'}}}},
         {'remote': {'nova-vgpu': {'restart-trigger': '6f1c'}}},
-        {'relation-departed': 'nova-vgpu'}]})
+        {'relation-departed': 'nova-vgpu'},
+        {'guests': {'libvirt_domains': [], 'mdevs': []}},
+        {'action': 'restart-services'}]})
 
 
 def test_default_steps_are_a_fresh_deployment():

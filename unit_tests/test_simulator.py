@@ -220,3 +220,33 @@ def test_virtualenv_for_a_built_charms_upgrade_stays_in_the_sandbox(
             [tool, '-ppython3', '--never-download', inside]) == 0
     assert not os.path.exists(outside)
     assert os.path.isfile(os.path.join(inside, 'bin', 'python'))
+
+
+def test_guests_step_and_disruptions_in_the_output(tmp_path):
+    """Nova deletes a guest between hooks; the output says so and that
+    no guest lost its vGPU."""
+    output = run_yaml(tmp_path, """
+host:
+  kernel_modules: [nvidia]
+  pci:
+    - {address: "0000:84:00.0", vendor: "10de", device: "1db4",
+       class: "030200", driver: nvidia}
+  mdevs: [{uuid: 4b20d080-1b54-4048-85b3-a6a62d165c01,
+           parent: "0000:84:00.0", type: nvidia-108}]
+  libvirt_domains:
+    - {name: instance-0000002a, mdevs: [4b20d080-1b54-4048-85b3-a6a62d165c01]}
+steps:
+  - install
+  - guests: {libvirt_domains: [], mdevs: []}
+  - update-status
+""")
+    guests = output['steps'][1]
+    assert {key: guests[key] for key in (
+        'step', 'hooks', 'python', 'relation_sets', 'commands',
+        'exit_code')} == {
+        'step': 'guests', 'hooks': [], 'python': None, 'relation_sets': 0,
+        'commands': [], 'exit_code': 0}
+    assert output['host']['mdevs'] == []
+    assert output['host']['guest_disruptions'] == []
+    assert not [path for path in output['files']
+                if path.startswith('/etc/libvirt/')]

@@ -35,7 +35,7 @@ def install_once_guests_are_gone():
     """A revision held back for guests installs at the first hook after
     they are gone, update-status included."""
     with charm.provide_charm_instance() as instance:
-        instance.ensure_vgpu_software()
+        instance.install_once_guests_are_gone()
         instance.assess_status()
 
 

@@ -143,16 +143,19 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
              if devices}, held)
 
 
-def held_message(held: Sequence[HeldGpu]) -> str:
-    """The status line for mapping changes that wait for guests."""
+def held_message(held: Sequence[HeldGpu], whole_host: bool = False) -> str:
+    """The status line for mapping changes that wait for guests;
+    whole_host: the release takes one type per host, so every GPU waits
+    with the held ones."""
     parts = []
     for gpu in held:
         parts.append('{} keeps {} for {} (wanted: {})'.format(
             gpu.gpu, ', '.join(gpu.keeps) or 'its vGPUs',
             named(gpu.guests), ', '.join(gpu.wants) or 'out of the mapping'))
     return ('Change of vgpu-device-mappings waits for guests using vGPUs: {}; '
-            'it applies once they are gone (stop or migrate them)'.format(
-                '; '.join(parts)))
+            '{}it applies once they are gone (stop or migrate them)'.format(
+                '; '.join(parts), 'with one vGPU type per host on this '
+                'release the whole host waits; ' if whole_host else ''))
 
 
 def software_waits_message(package: str, version: str,

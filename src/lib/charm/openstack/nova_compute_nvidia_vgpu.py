@@ -103,6 +103,7 @@ class NovaVgpuConfig(NamedTuple):
     sriov_capacity: Dict[str, Dict[str, int]] = {}
     # GPUs whose mapping change waits for the guests using their vGPUs
     held: List[guest_safety.HeldGpu] = []
+    held_whole_host: bool = False  # one type per host: everything waits
     resolution: Optional[profiles.Resolution] = None  # profile names
     resource_class: str = resource_classes.VGPU  # vgpu-resource-class
     classes: Dict[str, str] = {}  # type -> its Placement resource class
@@ -180,14 +181,15 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         and does not have this very revision yet.
 
         Runs in install, start (a GPU added before a reboot), config-changed
-        and upgrade-charm (Juju's answer to attach-resource); never in
-        update-status. A problem is remembered for the status and retried
-        at the next of those hooks, not in a loop.
+        and upgrade-charm (Juju's answer to attach-resource). A problem is
+        remembered for the status and retried at the next of those hooks,
+        not in a loop.
 
         A new revision waits while guests use vGPUs on the host (it would
         replace the vGPU Manager under them): it installs at the first
-        hook after they are gone (the software-waits flag), or through
-        the install-vgpu-software action.
+        hook after they are gone, update-status included (the
+        software-waits flag), or through the install-vgpu-software
+        action.
         """
         if self._software_ensured:
             return
@@ -212,6 +214,13 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         else:
             kv.unset(PROBLEM_KEY)
             self.ensure_sriov()
+
+    def install_once_guests_are_gone(self) -> None:
+        """A revision that waited for guests installs once none uses a
+        vGPU; until then nothing is read again (no hash of the file in
+        every update-status)."""
+        if not self.vgpus_in_use:
+            self.ensure_vgpu_software()
 
     def _resource_to_install(self) -> Tuple[Optional[software.Resource],
                                             Optional[str], bool]:
@@ -561,8 +570,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         effective, held = guest_safety.hold_for_guests(
             dict(mdev_mappings, **vfio_mappings), published,
             self.vgpus_in_use, gpu_of)
-        if held and limit is not None and len(effective) > limit:
-            # One type for the whole host: it all waits.
+        whole_host = bool(held and limit is not None and
+                          len(effective) > limit)
+        if whole_host:
             effective = dict(published or {})
         mdev_mappings = _split(effective, vfio_devices, False)
         vfio_mappings = _split(effective, vfio_devices, True)
@@ -602,9 +612,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             selected=host.selected, unmatched=host.unmatched,
             vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
             sriov_capacity=capacity.per_gpu(mdev_mappings, gpus),
-            held=held, resolution=resolution, resource_class=chosen,
-            classes={vgpu_type: classes[vgpu_type]
-                     for vgpu_type in effective},
+            held=held, held_whole_host=whole_host, resolution=resolution,
+            resource_class=chosen, classes={
+                vgpu_type: classes[vgpu_type] for vgpu_type in effective},
             unnamed=found.unnamed, class_held=class_held)
 
     def nova_settings(self) -> Dict[str, object]:
@@ -725,7 +735,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 guest_safety.guest_names(self.vgpus_in_use)))
         config = self.nova_vgpu_config
         if config.held:
-            pending.append(guest_safety.held_message(config.held))
+            pending.append(guest_safety.held_message(
+                config.held, config.held_whole_host))
         if config.class_held:
             pending.append(resource_classes.held_message(config.class_held))
         endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
