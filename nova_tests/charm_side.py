@@ -60,9 +60,11 @@ _RELEASES = tuple(os_utils.OPENSTACK_RELEASES)
 def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
             mappings: str, nova_version: str,
             mdevs: Optional[List[Dict[str, str]]] = None,
-            domains: Optional[List[Dict[str, Any]]] = None) -> Published:
+            domains: Optional[List[Dict[str, Any]]] = None,
+            resource_class: Optional[str] = None) -> Published:
     """Run the charm's nova-vgpu decision on this host, with every SR-IOV
-    GPU's VFs enabled and the NVIDIA driver loaded."""
+    GPU's VFs enabled and the NVIDIA driver loaded; resource_class: the
+    vgpu-resource-class option (unset: the default)."""
     root = str(tmp_path / 'host')
     os.environ['NVIDIA_VGPU_HOST_ROOT'] = root
     os.environ['UNIT_STATE_DB'] = str(tmp_path / 'unit-state.db')
@@ -78,14 +80,16 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
         [LSPCI, '-A', 'linux-sysfs', '-O',
          'sysfs.path={}/sys/bus/pci'.format(root), '-Dmmnn'],
         check=True, capture_output=True, text=True).stdout)
-    charm = _charm_class(fake_commands, {'vgpu-device-mappings': mappings},
-                         nova_version)
-    config = charm.nova_vgpu_config
+    config = {'vgpu-device-mappings': mappings}
+    if resource_class is not None:
+        config['vgpu-resource-class'] = resource_class
+    charm = _charm_class(fake_commands, config, nova_version)
+    decided = charm.nova_vgpu_config
     data = {}
-    if config.sections is not None:
+    if decided.sections is not None:
         from nvidia_vgpu import nova_config
         data['subordinate_configuration'] = json.dumps(
-            nova_config.subordinate_configuration(config.sections),
+            nova_config.subordinate_configuration(decided.sections),
             sort_keys=True)
     rendered = render_text(consume(fake_commands, data)) if data else ''
-    return Published(config.problem, data, rendered)
+    return Published(decided.problem, data, rendered)

@@ -80,10 +80,11 @@ A40_1, A40_2 = '0000:51:00.0', '0000:52:00.0'
 
 
 def nova_on(tmp_path, fake_commands, pci, mappings, mdevs=None,
-            domains=None, order='lspci', extra_conf=''):
+            domains=None, order='lspci', extra_conf='', resource_class=None):
     """The charm's decision, and Nova started on what it rendered."""
     published = publish(tmp_path, fake_commands, pci, mappings, NOVA_COMMON,
-                        mdevs=mdevs, domains=domains)
+                        mdevs=mdevs, domains=domains,
+                        resource_class=resource_class)
     assert published.status is None, published.status
     return start_nova(tmp_path, published.nova_conf + extra_conf, pci,
                       mdevs, order)

@@ -157,19 +157,12 @@ def _messages_from(node: ast.AST, path: str,
         return _returned(_module_path('software'), node.func.attr)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id == 'str':
-        # str(MappingError): 'Invalid <option>: ' + the problem
-        mappings = _module_path('mappings')
-        for cls in ast.walk(_tree(mappings)):
-            if isinstance(cls, ast.ClassDef) and cls.name == 'MappingError':
-                call = next(n for n in ast.walk(cls)
-                            if isinstance(n, ast.Call)
-                            and isinstance(n.func, ast.Attribute)
-                            and n.func.attr == 'format')
-                return _text(call, mappings)
-        raise AssertionError('MappingError not found')
+        # str(error) of an option's error: 'Invalid <option>: ' + problem
+        return [pattern for module, name in OPTION_ERRORS
+                for pattern in _error_messages(module, name)]
     if isinstance(node, ast.Name) and node.id in ('problem',
                                                   'software_problem',
-                                                  'failure'):
+                                                  'failure', 'refused'):
         return []   # a problem recorded elsewhere, collected at its source
     if isinstance(node, ast.Name) and node.id == 'pending':
         return _pending_messages(path)
@@ -186,6 +179,25 @@ def _messages_from(node: ast.AST, path: str,
     if texts and all(p != (STAR,) for p in texts):
         return texts
     return None
+
+
+# The exceptions whose text is an option's blocked status.
+OPTION_ERRORS = (('mappings', 'MappingError'),
+                 ('resource_classes', 'ResourceClassError'))
+# Modules whose message functions pending_for_nova() appends.
+PENDING_MODULES = ('guest_safety', 'resource_classes')
+
+
+def _error_messages(module: str, name: str) -> List[Pattern]:
+    path = _module_path(module)
+    for cls in ast.walk(_tree(path)):
+        if isinstance(cls, ast.ClassDef) and cls.name == name:
+            call = next(n for n in ast.walk(cls)
+                        if isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Attribute)
+                        and n.func.attr == 'format')
+            return _text(call, path)
+    raise AssertionError('{} not found in {}'.format(name, module))
 
 
 def _pending_messages(path: str) -> List[Pattern]:
@@ -205,8 +217,8 @@ def _pending_messages(path: str) -> List[Pattern]:
             if (isinstance(part, ast.Call)
                     and isinstance(part.func, ast.Attribute)
                     and isinstance(part.func.value, ast.Name)
-                    and part.func.value.id == 'guest_safety'):
-                found = _returned(_module_path('guest_safety'),
+                    and part.func.value.id in PENDING_MODULES):
+                found = _returned(_module_path(part.func.value.id),
                                   part.func.attr)
             else:
                 found = _text(part, path)
@@ -249,6 +261,9 @@ def code_messages() -> Dict[str, List[Pattern]]:
                 found)
     # What _install() returns is recorded under PROBLEM_KEY.
     messages['_install'] = [p for p in _returned(CHARM_MODULE, '_install')]
+    # Why this nova cannot have per-profile classes (shown as 'refused').
+    messages['resource_classes.refusal'] = _returned(
+        _module_path('resource_classes'), 'refusal')
     assert not unknown, (
         'status messages at lines {} of the charm class come from a source '
         'this test does not read; teach _messages_from()'.format(unknown))
@@ -387,6 +402,11 @@ def test_the_code_messages_are_found():
     the docs are compared with something."""
     shown = [''.join(str(x) for x in p) for p in all_code_patterns()]
     for start in ('Invalid vgpu-device-mappings: *',
+                  'Invalid vgpu-resource-class: *',
+                  'Invalid vgpu-resource-class: per-profile needs Nova',
+                  'Invalid vgpu-resource-class: * ignores [mdev_<type>] '
+                  'mdev_class',
+                  'Waiting for the NVIDIA driver to name vGPU types *',
                   'Waiting for nova-compute to install nova-common',
                   'NVIDIA GPU found but no vGPU host software attached: '
                   'juju attach-resource nova-compute-nvidia-vgpu ',

@@ -106,3 +106,55 @@ def test_pci_passthrough_entries_for_typed_vfs(fake_commands):
 
 def test_no_typed_vfs_no_pci_entries():
     assert nova_config.pci_passthrough_section({}) == []
+
+
+def test_per_profile_classes_render_beside_their_addresses(fake_commands):
+    classes = {'nvidia-35': 'CUSTOM_VGPU_A40_2Q', 'nvidia-36': 'VGPU'}
+    for options in (nova_config.XENA, nova_config.CARACAL,
+                    nova_config.EPOXY):
+        context = consume(fake_commands, published(
+            nova_config.nova_sections(WANTED, options, classes)))
+        # VGPU is Nova's default: left out, as the charm always has.
+        assert render(context) == {
+            'devices': {'enabled_mdev_types': 'nvidia-35, nvidia-36'},
+            'mdev_nvidia-35': {
+                'device_addresses': '0000:84:00.0,0000:85:00.0',
+                'mdev_class': 'CUSTOM_VGPU_A40_2Q'},
+            'mdev_nvidia-36': {'device_addresses': '0000:86:00.0'}}
+
+
+def test_the_default_class_publishes_exactly_what_it_did():
+    for options in (nova_config.XENA, nova_config.CARACAL):
+        assert nova_config.nova_sections(WANTED, options, {
+            'nvidia-35': 'VGPU', 'nvidia-36': 'VGPU'}) == \
+            nova_config.nova_sections(WANTED, options)
+
+
+def test_no_mdev_class_where_nova_has_none():
+    with pytest.raises(ValueError):
+        nova_config.nova_sections(WANTED, nova_config.USSURI,
+                                  {'nvidia-35': 'CUSTOM_VGPU_V100_8Q'})
+
+
+@pytest.mark.parametrize('options, honoured_from', [
+    ('QUEENS', None), ('USSURI', None), ('XENA', 2), ('CARACAL', 1),
+    ('EPOXY', 1)])
+def test_how_many_types_each_release_needs_for_mdev_class(options,
+                                                          honoured_from):
+    assert getattr(nova_config, options).mdev_class_types == honoured_from
+
+
+def test_pci_entries_under_a_profile_class(fake_commands):
+    entries = nova_config.pci_passthrough_section(
+        {'nvidia-1148': [('0000:41:00.4', '26b9')]},
+        {'nvidia-1148': ('CUSTOM_VGPU_L40S_2Q', 'CUSTOM_VGPU_L40S_2Q')})
+    text = render_text(consume(fake_commands, published({'pci': entries})))
+    assert text.splitlines()[:4] == [
+        '[pci]',
+        'device_spec = {"address": "0000:41:00.4", "managed": "no", '
+        '"product_id": "26b9", "resource_class": "CUSTOM_VGPU_L40S_2Q", '
+        '"vendor_id": "10de"}',
+        'alias = {"device_type": "type-VF", "name": "CUSTOM_VGPU_L40S_2Q", '
+        '"product_id": "26b9", "resource_class": "CUSTOM_VGPU_L40S_2Q", '
+        '"vendor_id": "10de"}',
+        'report_in_placement = True']

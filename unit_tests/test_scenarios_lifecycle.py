@@ -22,24 +22,33 @@ def test_list_vgpu_types_gives_a_table_and_json():
     listed = action(output, 0)
     assert listed['failed'] is None
     lines = listed['results']['output'].splitlines()
+    # The default vgpu-resource-class: every type in VGPU.
     assert lines == [
         'nvidia-105, 0000:84:00.0, GRID V100-1Q, framebuffer=1024M, '
         'max_instance=16, num_heads=4, max_resolution=5120x2880, '
-        'available=16',
+        'available=16, profile=V100-1Q, resource_class=VGPU, '
+        'flavor=resources:VGPU=1',
         'nvidia-108, 0000:84:00.0, GRID V100-8Q, framebuffer=8192M, '
         'max_instance=2, num_heads=4, max_resolution=7680x4320, '
-        'available=0',
+        'available=0, profile=V100-8Q, resource_class=VGPU, '
+        'flavor=resources:VGPU=1',
         'nvidia-105, 0000:85:00.0, GRID V100-1Q, framebuffer=1024M, '
         'max_instance=16, num_heads=4, max_resolution=5120x2880, '
-        'available=16',
+        'available=16, profile=V100-1Q, resource_class=VGPU, '
+        'flavor=resources:VGPU=1',
         'nvidia-108, 0000:85:00.0, GRID V100-8Q, framebuffer=8192M, '
         'max_instance=2, num_heads=4, max_resolution=7680x4320, '
-        'available=0']
+        'available=0, profile=V100-8Q, resource_class=VGPU, '
+        'flavor=resources:VGPU=1']
     types = json.loads(listed['results']['types'])
     assert [(t['type'], t['address'], t['available_instances'])
             for t in types] == [
         ('nvidia-105', '0000:84:00.0', 16), ('nvidia-108', '0000:84:00.0', 0),
         ('nvidia-105', '0000:85:00.0', 16), ('nvidia-108', '0000:85:00.0', 0)]
+    assert [(t['profile'], t['resource_class'], t['flavor_property'])
+            for t in types[:2]] == [
+        ('V100-1Q', 'VGPU', 'resources:VGPU=1'),
+        ('V100-8Q', 'VGPU', 'resources:VGPU=1')]
 
 
 def test_list_vgpu_types_for_one_gpu_and_for_a_wrong_address():

@@ -79,13 +79,16 @@ def test_list_vgpu_types_groups_vfs_under_their_gpu():
     assert lines == [
         'nvidia-692, 0000:41:00.0, GRID A100D-4C, framebuffer=4096M, '
         'max_instance=20, num_heads=1, max_resolution=4096x2160, '
-        'available=16 on 16 VFs',
+        'available=16 on 16 VFs, profile=A100D-4C, resource_class=VGPU, '
+        'flavor=resources:VGPU=1',
         'nvidia-697, 0000:41:00.0, GRID A100D-40C, framebuffer=40960M, '
         'max_instance=2, num_heads=1, max_resolution=4096x2160, '
-        'available=2 on 16 VFs',
+        'available=2 on 16 VFs, profile=A100D-40C, resource_class=VGPU, '
+        'flavor=resources:VGPU=1',
         'nvidia-698, 0000:41:00.0, GRID A100D-80C, framebuffer=81920M, '
         'max_instance=1, num_heads=1, max_resolution=4096x2160, '
-        'available=1 on 16 VFs']
+        'available=1 on 16 VFs, profile=A100D-80C, resource_class=VGPU, '
+        'flavor=resources:VGPU=1']
 
 
 def test_stop_takes_the_boot_unit_away():
@@ -184,7 +187,7 @@ def test_list_vgpu_types_says_what_each_a40_can_still_host():
     lines = output['actions'][0]['results']['output'].splitlines()
     # The second A40 hosts the guest's A40-48Q: full, and one type at a
     # time; the first can take 24 A40-2Q or one A40-48Q.
-    assert [line.split(', ')[:3] + line.split(', ')[-1:]
+    assert [line.split(', ')[:3] + line.split(', ')[-4:-3]
             for line in lines] == [
         ['nvidia-557', '0000:51:00.0', 'NVIDIA A40-2Q',
          'available=24 on 32 VFs'],

@@ -20,7 +20,7 @@ basic.bootstrap_charm_deps()
 import charmhelpers.core.hookenv as hookenv  # noqa: E402
 import charmhelpers.core.unitdata as unitdata  # noqa: E402
 
-from nvidia_vgpu import inventory, software  # noqa: E402
+from nvidia_vgpu import inventory, resource_classes, software  # noqa: E402
 
 
 def list_vgpu_types() -> None:
@@ -29,7 +29,9 @@ def list_vgpu_types() -> None:
         unitdata.kv().get(software.INSTALLED_KEY))
     results = inventory.list_vgpu_types(
         inventory.nvidia_gpus(), installed,
-        pci_address=hookenv.action_get('pci-address') or None)
+        pci_address=hookenv.action_get('pci-address') or None,
+        resource_class=hookenv.config().get(resource_classes.OPTION),
+        refusal=unitdata.kv().get(resource_classes.REFUSAL_KEY))
     hookenv.action_set({key: value if isinstance(value, str)
                         else json.dumps(value, sort_keys=True)
                         for key, value in results.items()})

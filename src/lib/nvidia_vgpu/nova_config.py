@@ -5,7 +5,7 @@ apply (NovaOptions); these functions only turn validated mappings into
 the sections nova-compute renders, and the JSON the principal reads.
 """
 import json
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from nvidia_vgpu.mappings import Mappings
 
@@ -15,6 +15,8 @@ NOVA_CONF = '/etc/nova/nova.conf'
 NOVA_SERVICE = 'nova'
 
 Sections = Dict[str, List[List[str]]]
+# Placement's standard class for vGPUs, Nova's default mdev_class.
+VGPU = 'VGPU'
 
 
 class NovaOptions(NamedTuple):
@@ -24,23 +26,37 @@ class NovaOptions(NamedTuple):
     type_group_prefix: Optional[str]  # None: no per-type groups (< Ussuri)
     # PCI passthrough of pre-typed VFs (vendor-specific VFIO, 31+)
     managed_no_vfs: bool = False
+    # The fewest types a host must enable for Nova to honour
+    # [mdev_<type>] mdev_class; None: no such option (before Xena).
+    mdev_class_types: Optional[int] = None
 
 
 QUEENS = NovaOptions('enabled_vgpu_types', None)
 USSURI = NovaOptions('enabled_vgpu_types', 'vgpu_')
-XENA = NovaOptions('enabled_mdev_types', 'mdev_')
-# Caracal's [mdev_<type>] max_instances is not used: capacity.py says why.
-CARACAL = XENA
-EPOXY = NovaOptions('enabled_mdev_types', 'mdev_', managed_no_vfs=True)
+# nova 24-28 register [mdev_<type>] mdev_class in LibvirtDriver.__init__
+# only when several types are enabled; with one, every vGPU is VGPU
+# (nova/virt/libvirt/driver.py _get_supported_vgpu_types, 24.0.0-28.3.1).
+XENA = NovaOptions('enabled_mdev_types', 'mdev_', mdev_class_types=2)
+# From 29.0.0 it registers them always. Caracal's [mdev_<type>]
+# max_instances is not used: capacity.py says why.
+CARACAL = NovaOptions('enabled_mdev_types', 'mdev_', mdev_class_types=1)
+EPOXY = CARACAL._replace(managed_no_vfs=True)
 
 
-def nova_sections(mappings: Mappings, options: NovaOptions) -> Sections:
+def nova_sections(mappings: Mappings, options: NovaOptions,
+                  classes: Optional[Mapping[str, str]] = None) -> Sections:
     """The nova.conf sections for these mappings; none for no mappings.
 
     Without per-type groups, Nova applies its one type to every GPU, so
     the addresses have nowhere to go (the caller has checked there is
     only one type). On SR-IOV GPUs the mappings already hold only as
     many VFs per GPU as it can host (capacity.py).
+
+    classes: type -> Placement resource class; mdev_class is written
+    beside device_addresses (Nova 29+ leaves a type without addresses in
+    VGPU whatever its class) and only for a class other than Nova's
+    default VGPU, so that the default publishes what it always has. The
+    caller has checked that this nova honours it (resource_classes.py).
     """
     if not mappings:
         return {}
@@ -48,8 +64,13 @@ def nova_sections(mappings: Mappings, options: NovaOptions) -> Sections:
         'devices': [[options.type_list_option, ', '.join(mappings)]]}
     if options.type_group_prefix:
         for vgpu_type, addresses in mappings.items():
-            sections[options.type_group_prefix + vgpu_type] = [
-                ['device_addresses', ','.join(addresses)]]
+            group = [['device_addresses', ','.join(addresses)]]
+            resource_class = (classes or {}).get(vgpu_type, VGPU)
+            if resource_class != VGPU:
+                if options.mdev_class_types is None:
+                    raise ValueError('this nova has no mdev_class')
+                group.append(['mdev_class', resource_class])
+            sections[options.type_group_prefix + vgpu_type] = group
     return sections
 
 
@@ -68,27 +89,33 @@ def resource_class(vgpu_type: str) -> str:
     return 'CUSTOM_' + vgpu_type.upper().replace('-', '_')
 
 
-def pci_passthrough_section(vfs: Dict[str, List[Tuple[str, str]]]
-                            ) -> List[List[str]]:
+def pci_passthrough_section(vfs: Dict[str, List[Tuple[str, str]]],
+                            classes: Optional[Mapping[str, Tuple[str, str]]]
+                            = None) -> List[List[str]]:
     """[pci] entries for VFs NVIDIA's vendor-specific VFIO driver typed.
 
     vfs: vGPU type -> [(VF address, PCI device id)]. Each VF is offered
     as-is (managed: no, Nova must not rebind it) under the type's
-    resource class, and an alias named after the type lets a flavor ask
-    for it (pci_passthrough:alias=nvidia-1148:1). Values are JSON built
-    from validated addresses and types only.
+    resource class, and an alias lets a flavor ask for it
+    (pci_passthrough:alias=nvidia-1148:1). classes: type -> (resource
+    class, alias name); by default the type's own class, CUSTOM_NVIDIA_<N>,
+    and an alias named after the type. Values are JSON built from
+    validated addresses, types and classes only.
     """
+    chosen = {vgpu_type: (classes or {}).get(
+        vgpu_type, (resource_class(vgpu_type), vgpu_type))
+        for vgpu_type in vfs}
     entries: List[List[str]] = []
     for vgpu_type in vfs:
         for address, product in vfs[vgpu_type]:
             entries.append(['device_spec', json.dumps({
                 'vendor_id': '10de', 'product_id': product,
                 'address': address, 'resource_class':
-                resource_class(vgpu_type), 'managed': 'no'},
+                chosen[vgpu_type][0], 'managed': 'no'},
                 sort_keys=True)])
     for vgpu_type in vfs:
-        alias = {'device_type': 'type-VF', 'name': vgpu_type,
-                 'resource_class': resource_class(vgpu_type)}
+        alias = {'device_type': 'type-VF', 'name': chosen[vgpu_type][1],
+                 'resource_class': chosen[vgpu_type][0]}
         products = {product for _, product in vfs[vgpu_type]}
         if len(products) == 1:
             # nova-compute parses the alias too (resize claims): without

@@ -82,7 +82,8 @@ def table(records: Iterable[Dict[str, object]]) -> str:
     """One line per type: "nvidia-108, 0000:84:00.0, GRID V100-8Q, ..."
 
     Type and address lead each line, comma-separated, which is the form
-    existing tooling (and zaza tests) look for.
+    existing tooling (and zaza tests) look for; the profile, resource
+    class and flavor property (where the records have them) come last.
     """
     lines: List[str] = []
     for record in records:
@@ -93,9 +94,14 @@ def table(records: Iterable[Dict[str, object]]) -> str:
                      else record['available_instances'])
         if 'vfs' in record:
             available = '{} on {} VFs'.format(available, record['vfs'])
-        lines.append('{}, {}, {}, {}, available={}'.format(
+        line = '{}, {}, {}, {}, available={}'.format(
             record['type'], record['address'], record['name'],
-            details or 'no description', available))
+            details or 'no description', available)
+        if 'resource_class' in record:
+            line += ', profile={}, resource_class={}, flavor={}'.format(
+                *(record[key] or 'none' for key in (
+                    'profile', 'resource_class', 'flavor_property')))
+        lines.append(line)
     return '\n'.join(lines)
 
 

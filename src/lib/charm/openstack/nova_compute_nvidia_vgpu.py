@@ -17,8 +17,8 @@ import charms_openstack.charm
 
 from nvidia_vgpu import (
     capacity, dpkg, guest_safety, inventory, juju_commands, kernel,
-    libvirt, mappings, memo, nova_config, pci, profiles, releases, restore,
-    software, sriov, sysfs, systemd, vgpu_types)
+    libvirt, mappings, memo, nova_config, pci, profiles, releases,
+    resource_classes, restore, software, sriov, sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -28,6 +28,11 @@ PROBLEM_KEY = 'nvidia-vgpu.software-problem'
 WAITING_SOFTWARE_KEY = 'nvidia-vgpu.software-waits'
 # The host mappings Nova was last given (what a held GPU keeps).
 PUBLISHED_KEY = 'nvidia-vgpu.published-mappings'
+# The resource class each of those types was given.
+PUBLISHED_CLASSES_KEY = 'nvidia-vgpu.published-classes'
+# Why this host's nova cannot have per-profile classes now (or None), for
+# list-vgpu-types, which runs without the release's charm class.
+CLASS_REFUSAL_KEY = resource_classes.REFUSAL_KEY
 SOFTWARE_WAITS_FLAG = 'nova-compute-nvidia-vgpu.software-waits'
 DPKG_VERSIONS_KEY = 'nvidia-vgpu.dpkg-versions'
 RELATION = 'nova-vgpu'
@@ -100,6 +105,12 @@ class NovaVgpuConfig(NamedTuple):
     held: List[guest_safety.HeldGpu] = []
     held_whole_host: bool = False  # one type per host: everything waits
     resolution: Optional[profiles.Resolution] = None  # profile names
+    resource_class: str = resource_classes.VGPU  # vgpu-resource-class
+    classes: Dict[str, str] = {}  # type -> its Placement resource class
+    unnamed: List[str] = []  # per-profile types the driver has not named
+    # types whose class change waits for the guests using them
+    class_held: List[resource_classes.HeldClass] = []
+    class_refusal: Optional[str] = None  # nova ignores per-profile here
 
 
 def _split(host_mappings: Dict[str, List[str]], devices: Set[str],
@@ -492,7 +503,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """
         try:
             wanted = mappings.parse(self.config.get(mappings.OPTION))
-        except mappings.MappingError as error:
+            chosen = resource_classes.choice(
+                self.config.get(resource_classes.OPTION))
+        except (mappings.MappingError,
+                resource_classes.ResourceClassError) as error:
             return NovaVgpuConfig(None, ('blocked', str(error)), [])
         nova_version = installed_nova_version()
         if nova_version is None:
@@ -500,7 +514,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 'waiting', 'Waiting for nova-compute to install '
                 '{}'.format(NOVA_PACKAGE)), [])
         gpus = self.host_gpus()
-        offered = self.offered_vgpu_types(gpus, profiles.named(wanted))
+        offered = self.offered_vgpu_types(
+            gpus, profiles.named(wanted)
+            or chosen == resource_classes.PER_PROFILE)
         resolution = profiles.resolve(wanted, gpus, offered)
         gpu_of = {device: gpu.address for gpu in gpus
                   for device in (gpu.address,) + gpu.virtual_functions}
@@ -560,10 +576,34 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             effective = dict(published or {})
         mdev_mappings = _split(effective, vfio_devices, False)
         vfio_mappings = _split(effective, vfio_devices, True)
-        sections = nova_config.nova_sections(mdev_mappings, self.nova_options)
+        refused = resource_classes.refusal(
+            chosen, self.nova_options, nova_version, len(mdev_mappings))
+        if refused:
+            return NovaVgpuConfig(None, ('blocked', refused), host.absent,
+                                  class_refusal=refused)
+        found = resource_classes.for_host(chosen, mdev_mappings,
+                                          vfio_mappings, offered)
+        if found.problems:
+            return NovaVgpuConfig(None, ('blocked', 'Invalid {}: {}'.format(
+                resource_classes.OPTION, found.problems[0])), host.absent)
+        # What the driver has not named yet is not published (never
+        # guessed), as for profile names.
+        effective = {vgpu_type: devices
+                     for vgpu_type, devices in effective.items()
+                     if vgpu_type not in found.unnamed}
+        mdev_mappings = _split(effective, vfio_devices, False)
+        vfio_mappings = _split(effective, vfio_devices, True)
+        classes, class_held = resource_classes.hold_for_guests(
+            found.classes, unitdata.kv().get(PUBLISHED_CLASSES_KEY),
+            self.vgpus_in_use, vfio_mappings)
+        sections = nova_config.nova_sections(mdev_mappings, self.nova_options,
+                                             classes)
         pci_entries = nova_config.pci_passthrough_section({
             vgpu_type: [(vf, sysfs.device_id(vf)) for vf in vfs]
-            for vgpu_type, vfs in vfio_mappings.items()})
+            for vgpu_type, vfs in vfio_mappings.items()}, {
+            vgpu_type: (classes[vgpu_type], resource_classes.alias_name(
+                vgpu_type, classes[vgpu_type]))
+            for vgpu_type in vfio_mappings})
         if pci_entries:
             sections['pci'] = pci_entries
         return NovaVgpuConfig(
@@ -572,7 +612,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             selected=host.selected, unmatched=host.unmatched,
             vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
             sriov_capacity=capacity.per_gpu(mdev_mappings, gpus),
-            held=held, held_whole_host=whole_host, resolution=resolution)
+            held=held, held_whole_host=whole_host, resolution=resolution,
+            resource_class=chosen, classes={
+                vgpu_type: classes[vgpu_type] for vgpu_type in effective},
+            unnamed=found.unnamed, class_held=class_held)
 
     def nova_settings(self) -> Dict[str, object]:
         """The relation settings this host should have published now
@@ -596,12 +639,14 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         config = self.nova_vgpu_config
         if periodic and config.waiting:
             return
+        unitdata.kv().set(CLASS_REFUSAL_KEY, config.class_refusal)
         settings = self.nova_settings()
         if endpoint.publish(settings):
             hookenv.log('nova-vgpu settings changed: {}'.format(
                 sorted(settings)), level=hookenv.INFO)
         if config.host_mappings is not None:
             unitdata.kv().set(PUBLISHED_KEY, config.host_mappings)
+            unitdata.kv().set(PUBLISHED_CLASSES_KEY, config.classes)
 
     # ----------------------------------------------------------- status
 
@@ -647,6 +692,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                                'vGPU profile names {} (nothing is published '
                                'for them until then)'.format(
                                    ', '.join(config.resolution.unresolved)))
+        if config.unnamed:
+            return 'waiting', ('Waiting for the NVIDIA driver to name vGPU '
+                               'types {} for their per-profile resource '
+                               'classes (nothing is published for them until '
+                               'then)'.format(', '.join(config.unnamed)))
         pending = self.pending_for_nova()
         if pending:
             return 'waiting', pending
@@ -658,6 +708,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         for phrase in capacity.summary(config.sriov_capacity):
             message += '; ' + phrase
         for phrase in profiles.summary(config.resolution):
+            message += '; ' + phrase
+        for phrase in resource_classes.summary(config.resource_class,
+                                               config.classes):
             message += '; ' + phrase
         for vgpu_type, by_selector in config.selected.items():
             for selector, gpus in by_selector.items():
@@ -684,6 +737,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         if config.held:
             pending.append(guest_safety.held_message(
                 config.held, config.held_whole_host))
+        if config.class_held:
+            pending.append(resource_classes.held_message(config.class_held))
         endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
         if endpoint is not None and not endpoint.has_published(
                 self.nova_settings()):
