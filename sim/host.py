@@ -317,7 +317,9 @@ def write_proc_modules(host_root: str, modules: Iterable[str]) -> None:
 
 def build_deb(work_dir: str, spec: Dict[str, Any]) -> str:
     """A real Debian package, as NVIDIA ships the vGPU host software:
-    systemd units for its daemons and the sriov-manage tool."""
+    systemd units for its daemons and the sriov-manage tool; with
+    dkms_source, its kernel module's sources for DKMS under
+    /usr/src/nvidia-<version>/."""
     package, version = spec['package'], spec['version']
     root = os.path.join(work_dir, '{}_{}'.format(package, version))
     shutil.rmtree(root, ignore_errors=True)
@@ -341,6 +343,18 @@ def build_deb(work_dir: str, spec: Dict[str, Any]) -> str:
                    service, service))
     _write(os.path.join(root, 'usr', 'lib', 'nvidia', 'sriov-manage'),
            '#!/bin/sh\n')
+    if spec.get('dkms_source'):
+        # The kernel module's sources, which the package's maintainer
+        # scripts hand to DKMS (module nvidia).
+        source = os.path.join(root, 'usr', 'src', 'nvidia-' + version)
+        _write(os.path.join(source, 'dkms.conf'),
+               'PACKAGE_NAME="nvidia"\nPACKAGE_VERSION="{}"\n'
+               'BUILT_MODULE_NAME[0]="nvidia"\n'
+               'BUILT_MODULE_NAME[1]="nvidia-vgpu-vfio"\n'
+               'DEST_MODULE_LOCATION[0]="/updates/dkms"\n'
+               'DEST_MODULE_LOCATION[1]="/updates/dkms"\n'
+               'AUTOINSTALL="yes"\n'.format(version))
+        _write(os.path.join(source, 'Makefile'), 'obj-m := nvidia.o\n')
     for directory, _, files in os.walk(root):
         for name in files + ['.']:
             os.utime(os.path.join(directory, name), (EPOCH, EPOCH))

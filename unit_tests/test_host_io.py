@@ -24,7 +24,25 @@ def test_read_deb_gets_package_and_its_services(tmp_path):
         'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.54.16'})
     assert dpkg.read_deb(path) == dpkg.DebInfo(
         'nvidia-vgpu-ubuntu-550', '550.54.16', 'amd64',
-        ('nvidia-vgpu-mgr', 'nvidia-vgpud'))
+        ('nvidia-vgpu-mgr', 'nvidia-vgpud'), builds_kernel_module=True)
+
+
+@pytest.mark.parametrize('spec, builds', [
+    # Depends on dkms (the simulator's default package).
+    ({}, True),
+    ({'depends': 'dkms (>= 2.1.0.0), gcc | clang'}, True),
+    ({'depends': 'gcc | dkms:any'}, True),
+    # Sources for DKMS in its contents, whatever it declares.
+    ({'depends': '', 'dkms_source': True}, True),
+    # Neither: a package with its module already built.
+    ({'depends': ''}, False),
+    ({'depends': 'dkms-helper, libc6'}, False),
+])
+def test_read_deb_tells_whether_it_builds_a_kernel_module(tmp_path, spec,
+                                                          builds):
+    path = simhost.build_deb(str(tmp_path), dict(
+        spec, package='nvidia-vgpu-ubuntu-550', version='550.54.16'))
+    assert dpkg.read_deb(path).builds_kernel_module is builds
 
 
 def test_read_deb_refuses_what_is_not_a_deb(tmp_path):
