@@ -41,8 +41,8 @@ HOOK_TOOLS = (
 )
 HOST_COMMANDS = (
     'apt-cache', 'apt-config', 'apt-get', 'dpkg', 'dpkg-query', 'lsmod',
-    'mdevctl', 'modprobe', 'nc', 'rmmod', 'service', 'sriov-manage',
-    'systemctl', 'touch', 'update-initramfs', 'virtualenv',
+    'mdevctl', 'modprobe', 'mokutil', 'nc', 'rmmod', 'service',
+    'sriov-manage', 'systemctl', 'touch', 'update-initramfs', 'virtualenv',
 )
 # Real, read-only tools run as they are (recorded): lspci is pointed at the
 # generated sysfs tree, dpkg-deb only inspects files.
@@ -393,16 +393,51 @@ def _deb_field(path, field):
                           env=READ_ONLY_ENV).stdout.strip()
 
 
+def _deb_listing(path):
+    return [line.split()[-1] for line in subprocess.run(
+        [PASS_THROUGH['dpkg-deb'], '-c', path], capture_output=True,
+        text=True, check=True, env=READ_ONLY_ENV).stdout.splitlines()]
+
+
 def _deb_units(path):
-    listing = subprocess.run([PASS_THROUGH['dpkg-deb'], '-c', path],
-                             capture_output=True, text=True, check=True,
-                             env=READ_ONLY_ENV).stdout
-    units = []
-    for line in listing.splitlines():
-        name = line.split()[-1]
-        if '/systemd/system/' in name and name.endswith('.service'):
-            units.append(os.path.basename(name)[:-len('.service')])
-    return sorted(units)
+    return sorted(os.path.basename(name)[:-len('.service')]
+                  for name in _deb_listing(path)
+                  if '/systemd/system/' in name and name.endswith('.service'))
+
+
+def _builds_module(deb):
+    """Whether installing the package runs DKMS: it depends on dkms or
+    ships a dkms.conf."""
+    depends = [d.strip().split(' ')[0].split(':')[0]
+               for d in deb['depends'].replace('|', ',').split(',')]
+    return 'dkms' in depends or any(
+        os.path.basename(name) == 'dkms.conf'
+        for name in _deb_listing(deb['path']))
+
+
+def _dkms_build(state, deb):
+    """What the package's maintainer script does with DKMS: build the
+    module for the running kernel, which fails without its headers
+    (dkms exits 21, dpkg leaves the package unconfigured; here it is
+    left out of the package list)."""
+    _, host = _sim()
+    if host.headers_present(state['host']):
+        state['host']['dkms_module'] = deb['package']
+        return
+    release = state['host']['kernel']['release']
+    sys.stdout.write('Setting up {} ({}) ...\n'.format(
+        deb['package'], deb['version']))
+    raise Exit(100, (
+        'Error! Your kernel headers for kernel {release} cannot be found at '
+        '/lib/modules/{release}/build or /lib/modules/{release}/source.\n'
+        'Please install the linux-headers-{release} package or use the '
+        '--kernelsourcedir option to tell DKMS where it\'s located.\n'
+        'dpkg: error processing package {package} (--configure):\n'
+        ' installed {package} package post-installation script subprocess '
+        'returned error exit status 21\n'
+        'Errors were encountered while processing:\n {package}\n'
+        'E: Sub-process /usr/bin/dpkg returned an error code (1)\n').format(
+            release=release, package=deb['package']))
 
 
 def _read_deb(path):
@@ -433,6 +468,10 @@ def _install_deb(state, deb, how):
                 'E: Unable to correct problems, you have held broken '
                 'packages.\n').format(package, dependency))
         _packages(state).setdefault(dependency, '1.0-0ubuntu1')
+    if _is_driver_package(package):
+        state['host']['dkms_module'] = None
+        if _builds_module(deb):
+            _dkms_build(state, deb)
     if _is_driver_package(package) and \
             _packages(state).get(package) != version:
         # Another driver version takes the place of what is installed.
@@ -527,6 +566,9 @@ def cmd_apt_get(state, argv):
         for name in names:
             if not (name.endswith('.deb') or '/' in name):
                 _packages(state).setdefault(name, '1.0-0ubuntu1')
+        if any(name.startswith('linux-headers-') for name in names):
+            _, host = _sim()
+            host.write_kernel_files(HOST_ROOT, state['host'])
         return
     if verb in ('remove', 'purge'):
         for name in names:
@@ -829,7 +871,8 @@ def cmd_modprobe(state, argv):
                 modules.remove(name)
         elif name not in modules:
             raise Exit(1, 'modprobe: FATAL: Module {} not found in directory '
-                          '/lib/modules/6.8.0-sim\n'.format(name))
+                          '/lib/modules/{}\n'.format(
+                              name, state['host']['kernel']['release']))
 
 
 def cmd_rmmod(state, argv):
@@ -840,6 +883,32 @@ def cmd_lsmod(state, argv):
     sys.stdout.write('Module                  Size  Used by\n')
     for name in state['host']['modules']:
         sys.stdout.write('{:<24}{:>6}  0\n'.format(name, 16384))
+
+
+def cmd_mokutil(state, argv):
+    """shim's key tool, where the mokutil package is installed:
+    --sb-state, and --test-key on DKMS's certificate (the only key the
+    simulated host has), worded as mokutil 0.6 words them."""
+    if 'mokutil' not in _packages(state):
+        raise Exit(127, 'mokutil: command not found\n')
+    kernel = state['host']['kernel']
+    if argv == ['--sb-state']:
+        sys.stdout.write('SecureBoot {}\n'.format(
+            'enabled' if kernel['secure_boot'] else 'disabled'))
+        return
+    if len(argv) == 2 and argv[0] in ('--test-key', '-t'):
+        if not os.path.isfile(HOST_ROOT + argv[1]):
+            raise Exit(255, 'Failed to open {}\n'.format(argv[1]))
+        if kernel['mok'] == 'enrolled':
+            sys.stdout.write('{} is already enrolled\n'.format(argv[1]))
+        elif kernel['mok'] == 'imported':
+            sys.stdout.write('{} is already in the enrollment request\n'
+                             .format(argv[1]))
+        else:
+            sys.stdout.write('{} is not enrolled\n'.format(argv[1]))
+            raise Exit(1)
+        return
+    raise Exit(2, 'mokutil: not simulated: {}\n'.format(' '.join(argv)))
 
 
 def cmd_nc(state, argv):

@@ -18,6 +18,19 @@ NVIDIA_VENDOR = '10de'
 # kernel_modules) runs this version unless the scenario installs another.
 DEFAULT_DRIVER_VERSION = '550.54.16'
 DEFAULT_DEB_SERVICES = ('nvidia-vgpud', 'nvidia-vgpu-mgr')
+# The kernel each series runs unless the scenario says (host.kernel).
+DEFAULT_KERNELS = {'bionic': '4.15.0-213-generic',
+                   'focal': '5.4.0-190-generic',
+                   'jammy': '5.15.0-119-generic',
+                   'noble': '6.8.0-45-generic'}
+# The key pair Ubuntu's DKMS signs modules with, and the states of its
+# certificate: none (no key yet), created (not enrolled), imported
+# (mokutil --import done: confirmed at the console during the next
+# boot), enrolled (in shim's MOK list).
+MOK_CERTIFICATE = '/var/lib/shim-signed/mok/MOK.der'
+MOK_STATES = ('none', 'created', 'imported', 'enrolled')
+LOCKDOWN_MODES = ('none', 'integrity', 'confidentiality')
+EFI_GLOBAL = '8be4df61-93ca-11d2-aa0d-00e098032b8c'
 # Fixed timestamp for everything built here: the same scenario must give
 # byte-identical resources (their sha256 is part of the charm's state).
 EPOCH = 1700000000
@@ -174,6 +187,92 @@ def full_gpu_available(types: Dict[str, Dict[str, Any]], address: str,
     return free
 
 
+def kernel_state(spec: Dict[str, Any], series: str) -> Dict[str, Any]:
+    """The scenario's host.kernel with every default filled in: the
+    series' kernel, its headers installed, no Secure Boot, no DKMS
+    key; a Secure Boot host's kernel locked down (integrity), as
+    Ubuntu's are."""
+    kernel = {'release': DEFAULT_KERNELS[series], 'headers': True,
+              'secure_boot': False, 'mok': 'none'}
+    kernel.update(spec)
+    kernel.setdefault('lockdown',
+                      'integrity' if kernel['secure_boot'] else 'none')
+    return kernel
+
+
+def changed_kernel(kernel: Dict[str, Any],
+                   changes: Dict[str, Any]) -> Dict[str, Any]:
+    """The kernel facts after a scenario's kernel step; turning Secure
+    Boot on or off moves lockdown with it unless the step sets it."""
+    changed = dict(kernel, **changes)
+    if 'secure_boot' in changes and 'lockdown' not in changes:
+        changed['lockdown'] = ('integrity' if changed['secure_boot']
+                               else 'none')
+    return changed
+
+
+def headers_present(host_state: Dict[str, Any]) -> bool:
+    """The running kernel's headers are there: from the start
+    (host.kernel.headers), or once linux-headers-<release> is
+    installed."""
+    kernel = host_state['kernel']
+    return kernel['headers'] or 'linux-headers-{}'.format(
+        kernel['release']) in host_state['packages']
+
+
+def signatures_required(kernel: Dict[str, Any]) -> bool:
+    """The kernel refuses unsigned modules (locked down by Secure
+    Boot)."""
+    return kernel['secure_boot'] and kernel['lockdown'] != 'none'
+
+
+def write_kernel_files(host_root: str, host_state: Dict[str, Any]) -> None:
+    """What the running kernel and its packages put outside /sys:
+    /proc/sys/kernel/osrelease, the headers' build link
+    (/lib/modules/<release>/build -> /usr/src/linux-headers-<release>,
+    relative so that it stays in the sandbox), DKMS's key pair."""
+    kernel = host_state['kernel']
+    release = kernel['release']
+    _write(os.path.join(host_root, 'proc', 'sys', 'kernel', 'osrelease'),
+           release + '\n')
+    modules = os.path.join(host_root, 'lib', 'modules', release)
+    tree = os.path.join(host_root, 'usr', 'src', 'linux-headers-' + release)
+    link = os.path.join(modules, 'build')
+    if os.path.lexists(link):
+        os.remove(link)
+    shutil.rmtree(tree, ignore_errors=True)
+    os.makedirs(modules, exist_ok=True)
+    if headers_present(host_state):
+        os.makedirs(os.path.join(tree, 'include'))
+        _link(tree, link)
+    certificate = host_root + MOK_CERTIFICATE
+    if kernel['mok'] == 'none':
+        for path in (certificate, certificate[:-len('.der')] + '.priv'):
+            if os.path.exists(path):
+                os.remove(path)
+    else:
+        os.makedirs(os.path.dirname(certificate), exist_ok=True)
+        with open(certificate, 'wb') as stream:
+            stream.write(b'0\x82\x03\x1csim DKMS module signing key')
+        _write(certificate[:-len('.der')] + '.priv', 'sim private key\n')
+
+
+def _write_efi(sys_root: str, kernel: Dict[str, Any]) -> None:
+    """Firmware variables as efivarfs shows them (4 bytes of attributes,
+    then the value) and the kernel's lockdown; legacy BIOS hosts are
+    not simulated: every host boots with EFI."""
+    efivars = os.path.join(sys_root, 'firmware', 'efi', 'efivars')
+    os.makedirs(efivars, exist_ok=True)
+    for name, value in (('SecureBoot', int(kernel['secure_boot'])),
+                        ('SetupMode', 0)):
+        with open(os.path.join(efivars, '{}-{}'.format(name, EFI_GLOBAL)),
+                  'wb') as stream:
+            stream.write(b'\x06\x00\x00\x00' + bytes([value]))
+    _write(os.path.join(sys_root, 'kernel', 'security', 'lockdown'),
+           ' '.join('[{}]'.format(mode) if mode == kernel['lockdown']
+                    else mode for mode in LOCKDOWN_MODES) + '\n')
+
+
 def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                    hardware: Dict[str, Any]) -> None:
     """(Re)build /sys from the scenario's PCI functions and host state.
@@ -184,11 +283,14 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
     'start_mdevs': the mdevs the scenario started with (default: mdevs),
     'vf_vgpu_types': {VF: the vGPU type id it was given (vendor-specific
     VFIO); VFs not named have 0},
-    'sysfs_noise': entries of unrelated server content (0: none)}.
+    'sysfs_noise': entries of unrelated server content (0: none),
+    'kernel': kernel_state() (Secure Boot, lockdown)}.
     """
     sys_root = os.path.join(host_root, 'sys')
     shutil.rmtree(sys_root, ignore_errors=True)
     os.makedirs(os.path.join(sys_root, 'bus', 'pci', 'devices'))
+    if hardware.get('kernel'):
+        _write_efi(sys_root, hardware['kernel'])
     nvidia_loaded = hardware.get('nvidia_loaded', False)
     if nvidia_loaded:
         _write(os.path.join(sys_root, 'module', 'nvidia', 'version'),
@@ -317,7 +419,9 @@ def write_proc_modules(host_root: str, modules: Iterable[str]) -> None:
 
 def build_deb(work_dir: str, spec: Dict[str, Any]) -> str:
     """A real Debian package, as NVIDIA ships the vGPU host software:
-    systemd units for its daemons and the sriov-manage tool."""
+    systemd units for its daemons and the sriov-manage tool; with
+    dkms_source, its kernel module's sources for DKMS under
+    /usr/src/nvidia-<version>/."""
     package, version = spec['package'], spec['version']
     root = os.path.join(work_dir, '{}_{}'.format(package, version))
     shutil.rmtree(root, ignore_errors=True)
@@ -341,6 +445,18 @@ def build_deb(work_dir: str, spec: Dict[str, Any]) -> str:
                    service, service))
     _write(os.path.join(root, 'usr', 'lib', 'nvidia', 'sriov-manage'),
            '#!/bin/sh\n')
+    if spec.get('dkms_source'):
+        # The kernel module's sources, which the package's maintainer
+        # scripts hand to DKMS (module nvidia).
+        source = os.path.join(root, 'usr', 'src', 'nvidia-' + version)
+        _write(os.path.join(source, 'dkms.conf'),
+               'PACKAGE_NAME="nvidia"\nPACKAGE_VERSION="{}"\n'
+               'BUILT_MODULE_NAME[0]="nvidia"\n'
+               'BUILT_MODULE_NAME[1]="nvidia-vgpu-vfio"\n'
+               'DEST_MODULE_LOCATION[0]="/updates/dkms"\n'
+               'DEST_MODULE_LOCATION[1]="/updates/dkms"\n'
+               'AUTOINSTALL="yes"\n'.format(version))
+        _write(os.path.join(source, 'Makefile'), 'obj-m := nvidia.o\n')
     for directory, _, files in os.walk(root):
         for name in files + ['.']:
             os.utime(os.path.join(directory, name), (EPOCH, EPOCH))
@@ -412,4 +528,5 @@ def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:
             'start_mdevs': host_state.get('start_mdevs',
                                           host_state['mdevs']),
             'vf_vgpu_types': host_state.get('vf_vgpu_types', {}),
-            'sysfs_noise': host_state.get('sysfs_noise', 0)}
+            'sysfs_noise': host_state.get('sysfs_noise', 0),
+            'kernel': host_state.get('kernel')}

@@ -29,7 +29,10 @@ PRINCIPAL_UNIT = 'nova-compute/0'
 MODEL_UUID = '8d4a3b58-5f2c-4c9a-9a43-0c7f2f8e7a11'
 HOOK_TIMEOUT = 600
 # Files the simulator itself lays out; changes there are not the charm's.
-NOT_HOST_FILES = ('var/lib/juju', 'var/lib/dpkg', 'sys', 'proc')
+# (DKMS's key pair is the host's: made by shim-signed's tools, enrolled by
+# the operator.)
+NOT_HOST_FILES = ('var/lib/juju', 'var/lib/dpkg', 'sys', 'proc',
+                  'var/lib/shim-signed')
 NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
 # Directories every Ubuntu host has.
 HOST_DIRECTORIES = ('etc/modprobe.d', 'etc/systemd/system', 'opt', 'usr/lib')
@@ -145,6 +148,10 @@ class Simulation:
                 'reboots': 0,
                 'reboot_requested': False,
                 'sysfs_noise': host.get('sysfs_noise', 0),
+                # The running kernel, its headers, Secure Boot, DKMS's
+                # signing key (host.kernel).
+                'kernel': simhost.kernel_state(host.get('kernel', {}),
+                                               self.series),
             },
         }
         for number, (name, units) in enumerate(
@@ -264,6 +271,7 @@ class Simulation:
         simhost.generate_sysfs(self.host_root, host['pci'],
                                simhost.hardware_state(host))
         simhost.write_proc_modules(self.host_root, host['modules'])
+        simhost.write_kernel_files(self.host_root, host)
 
     def _snapshot(self) -> Dict[str, bytes]:
         files = {}
@@ -497,6 +505,15 @@ class Simulation:
                        sorted(host['packages'].items())
                        if fnmatch.fnmatchcase(name, NVIDIA_DRIVER_PACKAGE)),
                       None)
+        kernel = host['kernel']
+        if kernel['mok'] == 'imported':
+            # Someone at the console confirms the key in MokManager.
+            kernel['mok'] = 'enrolled'
+        if host.get('dkms_module') and simhost.signatures_required(
+                kernel) and kernel['mok'] != 'enrolled':
+            # DKMS signed the module with a key the firmware does not
+            # trust: "Key was rejected by service".
+            driver = None
         host['nvidia_version'] = None
         if driver and 'nouveau' not in modules:
             modules += list(NVIDIA_MODULES)
@@ -659,11 +676,21 @@ class Simulation:
             label = 'guests'
             self._set_guests(state, step['guests'])
             runs = []
+        elif 'kernel' in step:
+            # The operator changed the host (firmware setting, key made
+            # or imported, headers, another kernel to boot): no hook.
+            label = 'kernel'
+            state['host']['kernel'] = simhost.changed_kernel(
+                state['host']['kernel'], step['kernel'])
+            self._save(state)
+            self._refresh_host(state)
+            runs = []
         elif 'packages' in step:
             # Another charm (the principal) installed packages: no hook.
             label = 'packages'
             state['host']['packages'].update(step['packages'])
             self._save(state)
+            simhost.write_kernel_files(self.host_root, state['host'])
             runs = []
         else:
             endpoint = step['relation-departed']

@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 import yaml
 
-from sim import pythons
+from sim import host as simhost, pythons
 
 
 class ScenarioError(Exception):
@@ -28,7 +28,12 @@ _JUJU_VERSION = re.compile(r'^\d+\.\d+(?:[.-][0-9a-z.]+)?$')
 _HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
          'mdevs': list, 'libvirt_domains': list, 'series': str,
          'unavailable_packages': list, 'sysfs_noise': int,
-         'vf_vgpu_types': dict}
+         'vf_vgpu_types': dict, 'kernel': dict}
+# The running kernel and what a DKMS build meets (host.kernel, and the
+# kernel step).
+_KERNEL = {'release': str, 'headers': bool, 'secure_boot': bool,
+           'lockdown': str, 'mok': str}
+_KERNEL_RELEASE = re.compile(r'^\d+\.\d+\.\d+[-.+~0-9A-Za-z]*$')
 _PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
         'subsystem_vendor': str, 'subsystem_device': str,
         'driver': (str, type(None)), 'mdev_types': dict, 'sriov': dict,
@@ -43,9 +48,11 @@ _GUESTS = {'libvirt_domains': list, 'mdevs': list}
 _PCI_ADDRESS = re.compile(r'^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}'
                           r'\.[0-7]$')
 _DEB = {'package': str, 'version': str, 'architecture': str,
-        'depends': str, 'description': str, 'services': list}
+        'depends': str, 'description': str, 'services': list,
+        'dkms_source': bool}
 _STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
-               'relation-departed', 'packages', 'services', 'guests'}
+               'relation-departed', 'packages', 'services', 'guests',
+               'kernel'}
 
 
 def _check_keys(where: str, data: Any, allowed: Dict[str, Any],
@@ -110,6 +117,20 @@ def _check_vf_vgpu_types(where: str, types: Dict[Any, Any]) -> None:
                 type_id < 0:
             raise ScenarioError('{}.{}: expected a vGPU type id such as '
                                 '1148'.format(where, address))
+
+
+def _check_kernel(where: str, kernel: Any) -> None:
+    _check_keys(where, kernel, _KERNEL)
+    if 'release' in kernel and not _KERNEL_RELEASE.match(kernel['release']):
+        raise ScenarioError('{}.release: {!r} is not a kernel release such '
+                            'as 6.8.0-45-generic'.format(
+                                where, kernel['release']))
+    if kernel.get('mok', 'none') not in simhost.MOK_STATES:
+        raise ScenarioError('{}.mok: expected one of {}'.format(
+            where, ', '.join(simhost.MOK_STATES)))
+    if kernel.get('lockdown', 'none') not in simhost.LOCKDOWN_MODES:
+        raise ScenarioError('{}.lockdown: expected one of {}'.format(
+            where, ', '.join(simhost.LOCKDOWN_MODES)))
 
 
 def _check_resource(where: str, spec: Any) -> None:
@@ -179,6 +200,8 @@ def _check_step(index: int, step: Any) -> None:
         _check_domains(where + '.guests.libvirt_domains',
                        value.get('libvirt_domains', []))
         _check_mdevs(where + '.guests.mdevs', value.get('mdevs', []))
+    if kind == 'kernel':
+        _check_kernel(where + '.kernel', value)
     if kind == 'relation-departed' and not isinstance(value, str):
         raise ScenarioError(where + '.relation-departed: expected a name')
 
@@ -211,6 +234,7 @@ def validate(data: Any) -> Dict[str, Any]:
     _check_mdevs('host.mdevs', host.get('mdevs', []))
     _check_domains('host.libvirt_domains', host.get('libvirt_domains', []))
     _check_vf_vgpu_types('host.vf_vgpu_types', host.get('vf_vgpu_types', {}))
+    _check_kernel('host.kernel', host.get('kernel', {}))
     for name, spec in data.get('resources', {}).items():
         _check_resource('resources.{}'.format(name), spec)
     for name, units in data.get('relations', {}).items():

@@ -111,18 +111,39 @@ def _format(template: Pattern, args: List[List[Pattern]]) -> Pattern:
     return tuple(STAR if item == '\0' else item for item in out)
 
 
-def _returned(path: str, function: str) -> List[Pattern]:
-    """The texts a function returns (its message-building returns)."""
+def _returned(path: str, function: str,
+              passed_on: Sequence[str] = ()) -> List[Pattern]:
+    """The texts a function returns (its message-building returns);
+    passed_on: names of variables it returns that hold another
+    function's message, collected at that source."""
     patterns: List[Pattern] = []
     for node in ast.walk(_tree(path)):
         if isinstance(node, ast.FunctionDef) and node.name == function:
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Return) and inner.value is not None:
+                    if isinstance(inner.value, ast.Name) and \
+                            inner.value.id in passed_on:
+                        continue
                     if not (isinstance(inner.value, ast.Constant)
                             and inner.value.value is None):
                         patterns += _text(inner.value, path)
     assert patterns, '{} has no {}()'.format(path, function)
     return patterns
+
+
+def _calls(path: str, function: str, module: str, name: str) -> bool:
+    """Whether a function returns module.name(...)'s result."""
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            return any(
+                isinstance(inner, ast.Return)
+                and isinstance(inner.value, ast.Call)
+                and isinstance(inner.value.func, ast.Attribute)
+                and isinstance(inner.value.func.value, ast.Name)
+                and inner.value.func.value.id == module
+                and inner.value.func.attr == name
+                for inner in ast.walk(node))
+    return False
 
 
 def _local_text(function: ast.AST, name: str, path: str
@@ -259,8 +280,15 @@ def code_messages() -> Dict[str, List[Pattern]]:
         else:
             messages.setdefault('line {}'.format(node.lineno), []).extend(
                 found)
-    # What _install() returns is recorded under PROBLEM_KEY.
-    messages['_install'] = [p for p in _returned(CHARM_MODULE, '_install')]
+    # What _install() returns is recorded under PROBLEM_KEY: its own
+    # messages, and the kernel module build's (_kernel_module_problem()
+    # returns module_build.problem()'s).
+    messages['_install'] = _returned(CHARM_MODULE, '_install',
+                                     passed_on=('problem',))
+    assert _calls(CHARM_MODULE, '_kernel_module_problem',
+                  'module_build', 'problem')
+    messages['module_build'] = _returned(_module_path('module_build'),
+                                         'problem')
     # Why this nova cannot have per-profile classes (shown as 'refused').
     messages['resource_classes.refusal'] = _returned(
         _module_path('resource_classes'), 'refusal')
@@ -421,6 +449,9 @@ def test_the_code_messages_are_found():
                   'Waiting for SR-IOV VFs on *',
                   'GPUs at *',
                   'Installing NVIDIA vGPU host software *',
+                  'Kernel headers for the running kernel * are missing',
+                  'The kernel only loads signed modules (*) and the DKMS '
+                  'signing key * is not enrolled',
                   "Paused. Use 'resume' action to resume normal service.",
                   'Services not running that should be: *'):
         assert any(message.startswith(start) for message in shown), start

@@ -24,7 +24,25 @@ def test_read_deb_gets_package_and_its_services(tmp_path):
         'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.54.16'})
     assert dpkg.read_deb(path) == dpkg.DebInfo(
         'nvidia-vgpu-ubuntu-550', '550.54.16', 'amd64',
-        ('nvidia-vgpu-mgr', 'nvidia-vgpud'))
+        ('nvidia-vgpu-mgr', 'nvidia-vgpud'), builds_kernel_module=True)
+
+
+@pytest.mark.parametrize('spec, builds', [
+    # Depends on dkms (the simulator's default package).
+    ({}, True),
+    ({'depends': 'dkms (>= 2.1.0.0), gcc | clang'}, True),
+    ({'depends': 'gcc | dkms:any'}, True),
+    # Sources for DKMS in its contents, whatever it declares.
+    ({'depends': '', 'dkms_source': True}, True),
+    # Neither: a package with its module already built.
+    ({'depends': ''}, False),
+    ({'depends': 'dkms-helper, libc6'}, False),
+])
+def test_read_deb_tells_whether_it_builds_a_kernel_module(tmp_path, spec,
+                                                          builds):
+    path = simhost.build_deb(str(tmp_path), dict(
+        spec, package='nvidia-vgpu-ubuntu-550', version='550.54.16'))
+    assert dpkg.read_deb(path).builds_kernel_module is builds
 
 
 def test_read_deb_refuses_what_is_not_a_deb(tmp_path):
@@ -215,3 +233,48 @@ def test_one_types_description_is_read_alone(host_root):
     assert sysfs.mdev_type_description(first, 'nvidia-697') == (
         'framebuffer=40960M, max_instance=2')
     assert sysfs.mdev_type_description(first, 'nvidia-999') is None
+
+
+def _write(host_root, path, text):
+    full = os.path.join(host_root, path.lstrip('/'))
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, 'w') as stream:
+        stream.write(text)
+
+
+def test_running_release_is_what_uname_r_prints(host_root):
+    _write(host_root, '/proc/sys/kernel/osrelease', '6.8.0-45-generic\n')
+    assert kernel.running_release() == '6.8.0-45-generic'
+
+
+def test_running_release_without_proc_asks_the_kernel(host_root):
+    assert kernel.running_release() == os.uname().release
+
+
+def test_headers_count_where_the_build_link_reaches_a_tree(host_root):
+    release = '6.8.0-45-generic'
+    assert kernel.headers_installed(release) is False
+    # As linux-headers-<release> lays them out: a link into /usr/src.
+    tree = os.path.join(host_root, 'usr/src/linux-headers-' + release)
+    os.makedirs(os.path.join(tree, 'include'))
+    modules = os.path.join(host_root, 'lib/modules', release)
+    os.makedirs(modules)
+    os.symlink(os.path.relpath(tree, modules),
+               os.path.join(modules, 'build'))
+    assert kernel.headers_installed(release) is True
+    assert kernel.headers_installed('6.8.0-31-generic') is False
+
+
+def test_a_dangling_build_link_is_no_headers(host_root):
+    # linux-headers removed, the kernel's own package left the link.
+    modules = os.path.join(host_root, 'lib/modules/6.8.0-45-generic')
+    os.makedirs(modules)
+    os.symlink('../../../usr/src/linux-headers-6.8.0-45-generic',
+               os.path.join(modules, 'build'))
+    assert kernel.headers_installed('6.8.0-45-generic') is False
+
+
+def test_a_build_tree_without_include_is_no_headers(host_root):
+    os.makedirs(os.path.join(host_root,
+                             'lib/modules/6.8.0-45-generic/build/scripts'))
+    assert kernel.headers_installed('6.8.0-45-generic') is False

@@ -196,3 +196,74 @@ def test_a_full_gpu_counts_vgpus_from_the_scenarios_start():
         {'nvidia-108': {'available_instances': 2,
                         'description': 'max_instance=2'}},
         V100['address'], [], [one])['nvidia-108'] == 2
+
+
+def _kernel_host(tmp_path, packages=None, **kernel):
+    state = {'kernel': host.kernel_state(kernel, 'noble'),
+             'packages': dict(packages or {})}
+    host.generate_sysfs(str(tmp_path), [], {'kernel': state['kernel']})
+    host.write_kernel_files(str(tmp_path), state)
+    return state
+
+
+def test_kernel_defaults_are_the_series_kernel_with_headers_no_secure_boot():
+    assert host.kernel_state({}, 'jammy') == {
+        'release': '5.15.0-119-generic', 'headers': True,
+        'secure_boot': False, 'lockdown': 'none', 'mok': 'none'}
+    assert host.kernel_state({'secure_boot': True}, 'noble')['lockdown'] \
+        == 'integrity'
+    assert set(host.DEFAULT_KERNELS) == {'bionic', 'focal', 'jammy',
+                                         'noble'}
+
+
+def test_the_charms_readers_see_the_simulated_kernel(tmp_path, monkeypatch):
+    # The simulated files are read by the charm's own host readers.
+    from nvidia_vgpu import hostfs, kernel, secure_boot
+    monkeypatch.setenv(hostfs.HOST_ROOT_VARIABLE, str(tmp_path))
+    state = _kernel_host(tmp_path, headers=False, secure_boot=True,
+                         mok='created')
+    assert kernel.running_release() == '6.8.0-45-generic'
+    assert kernel.headers_installed('6.8.0-45-generic') is False
+    assert secure_boot.secure_boot_enabled() is True
+    assert secure_boot.lockdown() == 'integrity'
+    assert secure_boot.certificate_exists(host.MOK_CERTIFICATE) is True
+    # linux-headers-<release> installed: its build link appears, inside
+    # the sandbox (relative), and goes again with the package.
+    state['packages']['linux-headers-6.8.0-45-generic'] = '6.8.0-45.45'
+    host.write_kernel_files(str(tmp_path), state)
+    assert kernel.headers_installed('6.8.0-45-generic') is True
+    link = tmp_path / 'lib/modules/6.8.0-45-generic/build'
+    assert not os.readlink(str(link)).startswith('/')
+    del state['packages']['linux-headers-6.8.0-45-generic']
+    host.write_kernel_files(str(tmp_path), state)
+    assert kernel.headers_installed('6.8.0-45-generic') is False
+
+
+def test_secure_boot_off_and_no_key(tmp_path, monkeypatch):
+    from nvidia_vgpu import hostfs, secure_boot
+    monkeypatch.setenv(hostfs.HOST_ROOT_VARIABLE, str(tmp_path))
+    _kernel_host(tmp_path)
+    assert secure_boot.secure_boot_enabled() is False
+    assert secure_boot.lockdown() == 'none'
+    assert secure_boot.certificate_exists(host.MOK_CERTIFICATE) is False
+
+
+def test_turning_secure_boot_off_unlocks_the_kernel():
+    kernel = host.kernel_state({'secure_boot': True}, 'noble')
+    assert host.signatures_required(kernel)
+    off = host.changed_kernel(kernel, {'secure_boot': False})
+    assert off['lockdown'] == 'none' and not host.signatures_required(off)
+    # shim's validation off: Secure Boot on, kernel not locked down.
+    assert not host.signatures_required(
+        host.changed_kernel(kernel, {'lockdown': 'none'}))
+
+
+def test_a_deb_can_ship_dkms_sources(tmp_path):
+    path = host.build_deb(str(tmp_path), {
+        'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.54.16',
+        'depends': '', 'dkms_source': True})
+    listing = subprocess.run(['dpkg-deb', '-c', path], capture_output=True,
+                             text=True, check=True).stdout
+    assert './usr/src/nvidia-550.54.16/dkms.conf' in listing
+    assert subprocess.run(['dpkg-deb', '-f', path, 'Depends'],
+                          capture_output=True, text=True).stdout.strip() == ''

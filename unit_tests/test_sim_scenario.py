@@ -25,6 +25,21 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ({'host': {'pci': [{'address': 'a', 'vendor': '10de', 'device': '1',
                         'class': '0302', 'sriov': {'total_vfs': True}}]}},
      'host.pci[0].sriov.total_vfs: wrong type bool'),
+    ({'host': {'kernel': {'secure_boot': 'yes'}}},
+     'host.kernel.secure_boot: wrong type str'),
+    ({'host': {'kernel': {'release': 'latest'}}},
+     "host.kernel.release: 'latest' is not a kernel release such as "
+     "6.8.0-45-generic"),
+    ({'host': {'kernel': {'mok': 'yes'}}},
+     'host.kernel.mok: expected one of none, created, imported, enrolled'),
+    ({'steps': [{'kernel': {'lockdown': 'full'}}]},
+     'steps[0].kernel.lockdown: expected one of none, integrity, '
+     'confidentiality'),
+    ({'steps': [{'kernel': {'headers': True, 'sig': 1}}]},
+     "steps[0].kernel: unknown key 'sig'"),
+    ({'resources': {'nvidia-vgpu-software': {'deb': {
+        'package': 'x', 'version': '1', 'dkms_source': 'yes'}}}},
+     'resources.nvidia-vgpu-software.deb.dkms_source: wrong type str'),
 ])
 def test_bad_scenarios_are_named_precisely(data, message):
     with pytest.raises(scenario.ScenarioError) as error:

@@ -10,6 +10,10 @@ DPKG_STATUS = '/var/lib/dpkg/status'
 # Changes dpkg has journalled but not yet folded into the status file.
 DPKG_UPDATES = '/var/lib/dpkg/updates'
 SYSTEMD_UNIT_DIRS = ('/lib/systemd/system/', '/usr/lib/systemd/system/')
+# What DKMS builds from: a module's sources with their dkms.conf, which a
+# package ships under /usr/src/<module>-<version>/ for `dkms add`.
+DKMS_CONF = 'dkms.conf'
+DKMS_PACKAGE = 'dkms'
 
 
 class DebInfo(NamedTuple):
@@ -19,6 +23,10 @@ class DebInfo(NamedTuple):
     version: str
     architecture: str
     services: Tuple[str, ...]
+    # Whether installing it builds a kernel module on the host (DKMS), so
+    # that the running kernel's headers, and under Secure Boot an enrolled
+    # signing key, must be there first.
+    builds_kernel_module: bool = False
 
 
 def installed_version(package: str) -> Optional[str]:
@@ -75,12 +83,14 @@ def remembered_version(package: str, remembered: Optional[Dict[str, Any]]
 
 
 def read_deb(path: str) -> Optional[DebInfo]:
-    """Package, version and systemd services of a .deb; None when
-    dpkg-deb cannot read the file as a Debian package."""
+    """Package, version, systemd services of a .deb and whether it builds
+    a kernel module on the host; None when dpkg-deb cannot read the file
+    as a Debian package."""
     try:
         fields = subprocess.run(
             ['dpkg-deb', '--showformat=${Package}\t${Version}\t'
-             '${Architecture}', '--show', path],
+             '${Architecture}\t${Pre-Depends}\t${Depends}', '--show',
+             path],
             check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             universal_newlines=True).stdout
         contents = subprocess.run(['dpkg-deb', '--contents', path],
@@ -89,14 +99,32 @@ def read_deb(path: str) -> Optional[DebInfo]:
                                   universal_newlines=True).stdout
     except subprocess.CalledProcessError:
         return None
-    package, version, architecture = (fields.split('\t') + ['', ''])[:3]
+    package, version, architecture, pre_depends, depends = (
+        fields.split('\t') + [''] * 4)[:5]
     services = set()
+    dkms_sources = False
     for line in contents.splitlines():
         name = line.split()[-1].lstrip('.') if line.split() else ''
         if name.startswith(SYSTEMD_UNIT_DIRS) and name.endswith('.service'):
             services.add(os.path.basename(name)[:-len('.service')])
+        if os.path.basename(name) == DKMS_CONF:
+            dkms_sources = True
     return DebInfo(package.strip(), version.strip(), architecture.strip(),
-                   tuple(sorted(services)))
+                   tuple(sorted(services)),
+                   dkms_sources or DKMS_PACKAGE in depended_on(
+                       pre_depends + ',' + depends))
+
+
+def depended_on(relations: str) -> List[str]:
+    """The package names a Depends-style field names, alternatives
+    included ("dkms (>= 2.1), gcc | clang" -> dkms, gcc, clang)."""
+    names = []
+    for alternative in relations.replace('|', ',').split(','):
+        name = alternative.strip().split(' ')[0].split('(')[0]
+        name = name.split(':')[0]
+        if name:
+            names.append(name)
+    return names
 
 
 def install_local_deb(path: str) -> Optional[str]:

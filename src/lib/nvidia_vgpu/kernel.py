@@ -1,10 +1,18 @@
-"""The running kernel's modules, and the modules loaded at boot."""
+"""The running kernel: its release, its headers, its modules, and the
+modules loaded at boot."""
+import os
 import subprocess
 from typing import Optional, Set
 
 from nvidia_vgpu.hostfs import host_path, write_if_changed
 
 PROC_MODULES = '/proc/modules'
+# What `uname -r` prints.
+OSRELEASE = '/proc/sys/kernel/osrelease'
+# Where a kernel's headers are found by what builds modules for it (DKMS,
+# kbuild): /lib/modules/<release>/build, a link into /usr/src that the
+# linux-headers-<release> package installs.
+MODULE_BUILD_DIR = '/lib/modules/{}/build'
 NVIDIA_MODULE = 'nvidia'
 NVIDIA_MODULE_VERSION = '/sys/module/nvidia/version'
 # The open-source driver claims NVIDIA GPUs at boot unless it is kept out;
@@ -24,6 +32,26 @@ def loaded_modules() -> Set[str]:
             return {line.split(' ', 1)[0] for line in stream if line.strip()}
     except FileNotFoundError:
         return set()
+
+
+def running_release() -> str:
+    """The release of the kernel running now (uname -r), which DKMS
+    builds a package's module for when the package is installed."""
+    try:
+        with open(host_path(OSRELEASE)) as stream:
+            release = stream.read().strip()
+    except FileNotFoundError:
+        release = ''
+    return release or os.uname().release
+
+
+def headers_installed(release: str) -> bool:
+    """Whether a kernel's headers are where DKMS looks for them: its
+    build link leads to a tree with include/ (DKMS's postinst helper
+    tests that directory; a dangling link, as left by removed headers,
+    does not count)."""
+    return os.path.isdir(os.path.join(
+        host_path(MODULE_BUILD_DIR.format(release)), 'include'))
 
 
 def nvidia_driver_version() -> Optional[str]:

@@ -17,8 +17,9 @@ import charms_openstack.charm
 
 from nvidia_vgpu import (
     capacity, dpkg, guest_safety, inventory, juju_commands, kernel,
-    libvirt, mappings, memo, nova_config, pci, profiles, releases,
-    resource_classes, restore, software, sriov, sysfs, systemd, vgpu_types)
+    libvirt, mappings, memo, module_build, nova_config, pci, profiles,
+    releases, resource_classes, restore, secure_boot, software, sriov, sysfs,
+    systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -273,6 +274,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         failure = self._install(resource)
         if failure:
             kv.set(PROBLEM_KEY, failure)
+            # The unit shows the block now, not "Installing ..." until
+            # the next hook.
+            self._assess_status()
             raise RuntimeError(failure)
         kv.unset(PROBLEM_KEY)
         self._software_waits(None)
@@ -374,6 +378,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         deb = resource.deb
         hookenv.status_set('maintenance', 'Installing NVIDIA vGPU host '
                            'software {} {}'.format(deb.package, deb.version))
+        if deb.builds_kernel_module:
+            problem = self._kernel_module_problem(deb)
+            if problem:
+                return problem
         failure = dpkg.install_local_deb(
             hookenv.resource_get(software.RESOURCE))
         if failure:
@@ -385,6 +393,41 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             deb.services).to_dict())
         kernel.blacklist_nouveau()
         return None
+
+    def _kernel_module_problem(self, deb: dpkg.DebInfo) -> Optional[str]:
+        """Before a package whose kernel module DKMS builds here: install
+        what the archive has and the build needs (module_build says
+        which), then say why the build, or the module's load under
+        Secure Boot, would fail; None if it would not."""
+        host = self._module_build_host()
+        missing = module_build.packages_to_install(host)
+        failure = None
+        if missing:
+            hookenv.log('Installing {} for the kernel module of {} {}'.format(
+                ', '.join(missing), deb.package, deb.version),
+                level=hookenv.INFO)
+            failure = dpkg.install_packages(missing)
+            host = self._module_build_host()
+        return module_build.problem(deb, host, failure)
+
+    @staticmethod
+    def _module_build_host() -> module_build.BuildHost:
+        """The running kernel, its headers and its rule on unsigned
+        modules; the signing key and mokutil only where that rule asks
+        for signatures (elsewhere no command runs)."""
+        release = kernel.running_release()
+        signed_only = module_build.signed_only(
+            secure_boot.secure_boot_enabled(), secure_boot.lockdown(),
+            secure_boot.sig_enforce())
+        certificate = secure_boot.dkms_certificate(release)
+        exists = secure_boot.certificate_exists(certificate)
+        mokutil = bool(signed_only) and installed_version(
+            module_build.MOKUTIL_PACKAGE) is not None
+        return module_build.BuildHost(
+            release, kernel.headers_installed(release), signed_only,
+            certificate, exists, mokutil,
+            secure_boot.key_enrolment(certificate)
+            if signed_only and exists and mokutil else None)
 
     # ------------------------------------------------------ nova config
 

@@ -1,0 +1,132 @@
+"""Policy: will DKMS build the vGPU Manager's kernel module on this host,
+and will the kernel load it? Decided before the package is installed,
+from facts gathered elsewhere (kernel, secure_boot, dpkg), so that a
+missing prerequisite blocks with its fix instead of failing inside apt
+(or, worse, installing a module that never loads).
+
+Why the charm installs some prerequisites itself: the running kernel's
+headers and mokutil are archive packages that the install needs anyway
+(the package's dkms dependency builds against the headers, and pulls
+only the generic headers metapackage, which matches the running kernel
+only on a host that runs the newest GA kernel). The exact
+linux-headers-<release> is installed, never a metapackage, so no other
+kernel comes with it. What needs a person is left to the operator:
+enrolling a signing key is confirmed at the console at boot, and Secure
+Boot is a firmware setting.
+"""
+from typing import List, NamedTuple, Optional
+
+from nvidia_vgpu import secure_boot
+from nvidia_vgpu.dpkg import DebInfo
+
+HEADERS_PACKAGE = 'linux-headers-{}'
+MOKUTIL_PACKAGE = 'mokutil'
+SECURE_BOOT_ON = 'Secure Boot is on'
+RETRY = '(retried at the next config-changed, upgrade-charm or start)'
+
+
+class BuildHost(NamedTuple):
+    """What the host offers a DKMS build, as the package would find it."""
+
+    kernel: str                 # the running kernel's release
+    headers: bool               # its headers are where DKMS looks
+    signed_only: Optional[str]  # why unsigned modules are refused, if so
+    certificate: str            # what DKMS signs with (its certificate)
+    certificate_exists: bool
+    mokutil: bool               # installed
+    enrolment: Optional[str]    # secure_boot.ENROLLED, PENDING, ...
+
+
+def signed_only(secure_boot_on: bool, lockdown: Optional[str],
+                sig_enforce: bool) -> Optional[str]:
+    """Why the running kernel refuses unsigned modules, None if it loads
+    them. Lockdown is the kernel's own decision (Secure Boot locks an
+    Ubuntu kernel down unless shim's validation is off); where the
+    kernel does not report it, Secure Boot alone counts."""
+    if lockdown not in (None, 'none'):
+        return (SECURE_BOOT_ON if secure_boot_on
+                else 'kernel lockdown is {}'.format(lockdown))
+    if lockdown is None and secure_boot_on:
+        return SECURE_BOOT_ON
+    if sig_enforce:
+        return 'module.sig_enforce is set'
+    return None
+
+
+def packages_to_install(host: BuildHost) -> List[str]:
+    """Archive packages to install before the vGPU Manager: the running
+    kernel's headers if missing, and mokutil where the kernel wants
+    signed modules (to check the signing key, and for the operator to
+    enroll it)."""
+    packages = []
+    if not host.headers:
+        packages.append(HEADERS_PACKAGE.format(host.kernel))
+    if host.signed_only and not host.mokutil:
+        packages.append(MOKUTIL_PACKAGE)
+    return packages
+
+
+def problem(deb: DebInfo, host: BuildHost,
+            apt_failure: Optional[str] = None) -> Optional[str]:
+    """Why the package must not be installed on this host yet (blocked,
+    naming the fix), or None. apt_failure: apt's reason when installing
+    packages_to_install() failed."""
+    if not deb.builds_kernel_module:
+        return None
+    package = HEADERS_PACKAGE.format(host.kernel)
+    if not host.headers:
+        if apt_failure:
+            fix = ('apt-get install {} failed ({}); add an apt source that '
+                   'has it, or boot a kernel whose headers it has'.format(
+                       package, apt_failure))
+        else:
+            fix = ('{} is installed, yet /lib/modules/{}/build has no '
+                   'include/: reinstall it'.format(package, host.kernel))
+        return ('Kernel headers for the running kernel {} are missing, so '
+                'DKMS cannot build the kernel module of {} {}: {} {}'.format(
+                    host.kernel, deb.package, deb.version, fix, RETRY))
+    if not host.signed_only:
+        return None
+    certificate = host.certificate
+    turn_off = (', or turn Secure Boot off in the firmware'
+                if host.signed_only == SECURE_BOOT_ON else '')
+    confirm = 'confirm the key in MokManager at the console on the next boot'
+    if not host.certificate_exists:
+        create = ('update-secureboot-policy --new-key'
+                  if certificate == secure_boot.UBUNTU_DKMS_CERTIFICATE
+                  else 'the key pair /etc/dkms/framework.conf names')
+        return ('The kernel only loads signed modules ({}) and DKMS has no '
+                'signing key ({}) for the kernel module of {} {}: create '
+                'it ({}), mokutil --import {}, then {}{} {}'.format(
+                    host.signed_only, certificate, deb.package,
+                    deb.version, create, certificate, confirm, turn_off,
+                    RETRY))
+    if host.enrolment == secure_boot.ENROLLED:
+        return None
+    if not host.mokutil:
+        failed = (' (apt-get install {} failed: {})'.format(
+            MOKUTIL_PACKAGE, apt_failure) if apt_failure else '')
+        return ('The kernel only loads signed modules ({}) and mokutil, '
+                'which checks that the DKMS signing key {} is enrolled, '
+                'is not installed{}: install it from the host\'s apt '
+                'sources{} {}'.format(host.signed_only, certificate, failed,
+                                      turn_off, RETRY))
+    if host.enrolment == secure_boot.PENDING:
+        return ('The kernel only loads signed modules ({}) and the DKMS '
+                'signing key {} waits for its enrolment to be confirmed: '
+                'reboot the host and {} {}'.format(
+                    host.signed_only, certificate,
+                    confirm.replace(' on the next boot', ''), RETRY))
+    if host.enrolment == secure_boot.NOT_ENROLLED:
+        return ('The kernel only loads signed modules ({}) and the DKMS '
+                'signing key {} is not enrolled, so the kernel module of '
+                '{} {} would not load: mokutil --import {}, then {}{} '
+                '{}'.format(host.signed_only, certificate, deb.package,
+                            deb.version, certificate, confirm, turn_off,
+                            RETRY))
+    return ('The kernel only loads signed modules ({}) and mokutil '
+            '--test-key {} does not say that the DKMS signing key is '
+            'enrolled: check it with mokutil --list-enrolled, enroll it '
+            '(mokutil --import {}), then {}{} {}'.format(
+                host.signed_only, certificate, certificate, confirm,
+                turn_off, RETRY))

@@ -1,0 +1,138 @@
+"""The simulated kernel meets a DKMS package as a real one would: the
+fake apt-get builds its module (and fails without headers), the fake
+mokutil answers for DKMS's key, a reboot refuses a module signed with a
+key the firmware does not trust (sim/README.md, host.kernel)."""
+import contextlib
+import io
+import os
+
+import pytest
+
+from sim import host, runner, scenario
+from simulation import REPO
+
+V100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
+        'class': '030200', 'driver': 'nouveau'}
+RELEASE = '6.8.0-45-generic'
+
+
+@pytest.fixture
+def simulated(tmp_path):
+    made = []
+
+    def make(**kernel):
+        data = {'host': {'pci': [V100], 'kernel_modules': ['nouveau'],
+                         'packages': {'nova-common': '3:25.2.1-0ubuntu2'},
+                         'kernel': dict(kernel, release=RELEASE)}}
+        simulation = runner.Simulation(scenario.validate(data), REPO,
+                                       work_dir=str(tmp_path / 'sandbox'))
+        with contextlib.redirect_stderr(io.StringIO()):
+            simulation.setup()
+        made.append(simulation)
+        return simulation
+    yield make
+    for simulation in made:
+        simulation.cleanup()
+
+
+def run(simulation, command):
+    """A command as a hook would run it: its exit code and what it
+    printed (the simulator's report of the process line left out)."""
+    printed = io.StringIO()
+    with contextlib.redirect_stderr(printed):
+        code = simulation.run_program(['/bin/sh', '-c', command + ' 1>&2'],
+                                      bare=True)
+    return code, printed.getvalue().split('\n', 1)[1]
+
+
+def dkms_deb(simulation, **spec):
+    return host.build_deb(os.path.join(simulation.host_root, 'tmp'), dict(
+        {'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.54.16',
+         'dkms_source': True}, **spec))
+
+
+def packages(simulation):
+    return simulation._load()['host']['packages']
+
+
+def test_a_dkms_package_without_headers_fails_inside_apt(simulated):
+    simulation = simulated(headers=False)
+    code, said = run(simulation, 'apt-get --assume-yes install ' +
+                     dkms_deb(simulation))
+    assert code == 100
+    assert ('Error! Your kernel headers for kernel 6.8.0-45-generic cannot '
+            'be found at /lib/modules/6.8.0-45-generic/build') in said
+    assert ('E: Sub-process /usr/bin/dpkg returned an error code (1)'
+            in said.splitlines())
+    assert 'nvidia-vgpu-ubuntu-550' not in packages(simulation)
+
+
+def test_installing_the_headers_lets_dkms_build(simulated):
+    simulation = simulated(headers=False)
+    assert run(simulation, 'apt-get --assume-yes install '
+               'linux-headers-' + RELEASE)[0] == 0
+    assert os.path.isdir(os.path.join(
+        simulation.host_root, 'lib/modules', RELEASE, 'build', 'include'))
+    assert run(simulation, 'apt-get --assume-yes install ' +
+               dkms_deb(simulation))[0] == 0
+    assert packages(simulation)['nvidia-vgpu-ubuntu-550'] == '550.54.16'
+
+
+def test_a_package_that_builds_nothing_needs_no_headers(simulated):
+    simulation = simulated(headers=False)
+    assert run(simulation, 'apt-get --assume-yes install ' + dkms_deb(
+        simulation, depends='', dkms_source=False))[0] == 0
+
+
+@pytest.mark.parametrize('mok, answer, code', [
+    ('created', 'is not enrolled', 1),
+    ('imported', 'is already in the enrollment request', 0),
+    ('enrolled', 'is already enrolled', 0),
+])
+def test_mokutil_answers_for_dkms_key(simulated, mok, answer, code):
+    simulation = simulated(secure_boot=True, mok=mok)
+    assert run(simulation, 'mokutil --test-key ' + host.MOK_CERTIFICATE) == (
+        127, 'mokutil: command not found\n')
+    assert run(simulation, 'apt-get --assume-yes install mokutil')[0] == 0
+    assert run(simulation, 'mokutil --test-key ' + host.MOK_CERTIFICATE) == (
+        code, '{} {}\n'.format(host.MOK_CERTIFICATE, answer))
+    assert run(simulation, 'mokutil --sb-state') == (
+        0, 'SecureBoot enabled\n')
+
+
+def test_no_key_file_no_answer(simulated):
+    simulation = simulated(secure_boot=True)
+    run(simulation, 'apt-get --assume-yes install mokutil')
+    assert run(simulation, 'mokutil --test-key ' + host.MOK_CERTIFICATE) == (
+        255, 'Failed to open {}\n'.format(host.MOK_CERTIFICATE))
+
+
+@pytest.mark.parametrize('mok, loads', [
+    ('created', False), ('imported', True), ('enrolled', True)])
+def test_a_reboot_loads_the_module_only_with_a_trusted_key(
+        simulated, mok, loads):
+    simulation = simulated(secure_boot=True, mok=mok)
+    run(simulation, 'apt-get --assume-yes install ' + dkms_deb(simulation))
+    # nouveau is kept out, as the charm does.
+    blacklist = os.path.join(simulation.host_root, 'etc/modprobe.d/x.conf')
+    with open(blacklist, 'w') as stream:
+        stream.write('blacklist nouveau\n')
+    with contextlib.redirect_stderr(io.StringIO()):
+        simulation.run_step({'reboot': True})
+    state = simulation._load()['host']
+    assert ('nvidia' in state['modules']) is loads
+    assert state['kernel']['mok'] == ('created' if mok == 'created'
+                                      else 'enrolled')
+
+
+def test_a_kernel_step_changes_the_host_and_runs_no_hook(simulated):
+    simulation = simulated(headers=False)
+    with contextlib.redirect_stderr(io.StringIO()):
+        record = simulation.run_step({'kernel': {
+            'release': '6.8.0-48-generic', 'headers': True,
+            'secure_boot': True}})
+    assert record['hooks'] == [] and record['python'] is None
+    with open(os.path.join(simulation.host_root,
+                           'proc/sys/kernel/osrelease')) as stream:
+        assert stream.read() == '6.8.0-48-generic\n'
+    assert simulation._load()['host']['kernel']['lockdown'] == 'integrity'
