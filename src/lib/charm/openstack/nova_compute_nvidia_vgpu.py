@@ -521,13 +521,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         if not self.gpus:
             return []
         mdev_users, pci_users = libvirt.hostdev_users()
-        vf_types = {address: sysfs.current_vgpu_type(address)
-                    for address in pci_users}
         return guest_safety.vgpus_in_use(
             [(mdev.uuid, mdev.parent, mdev.type_id)
              for mdev in sysfs.mediated_devices()], mdev_users,
-            {address: number for address, number in vf_types.items()
-             if number}, pci_users)
+            {address: sysfs.current_vgpu_type(address) or 0
+             for address in pci_users}, pci_users)
 
     @staticmethod
     def occupied_devices() -> Set[str]:
