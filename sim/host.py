@@ -307,6 +307,20 @@ def collect_vf_vgpu_types(host_root: str,
     return changes
 
 
+# The running kernel (uname -r) where a scenario names none: each
+# series' general-availability kernel line.
+DEFAULT_KERNEL_RELEASES = {
+    'bionic': '4.15.0-213-generic', 'focal': '5.4.0-200-generic',
+    'jammy': '5.15.0-125-generic', 'noble': '6.8.0-49-generic'}
+
+
+def write_kernel_release(host_root: str, release: str) -> None:
+    """/proc/sys/kernel/osrelease, where the charm reads the running
+    kernel's release."""
+    _write(os.path.join(host_root, 'proc', 'sys', 'kernel', 'osrelease'),
+           release + '\n')
+
+
 def write_proc_modules(host_root: str, modules: Iterable[str]) -> None:
     """/proc/modules as the kernel prints it (name size refcount deps state
     address), which is what the charm reads to know the loaded driver."""

@@ -145,6 +145,8 @@ class Simulation:
                 'reboots': 0,
                 'reboot_requested': False,
                 'sysfs_noise': host.get('sysfs_noise', 0),
+                # Host commands that fail, with their error text (faults).
+                'faults': {},
             },
         }
         for number, (name, units) in enumerate(
@@ -161,6 +163,8 @@ class Simulation:
             state['resources'][name] = self._place_resource(name, spec)
         self._save(state)
         self._refresh_host(state)
+        simhost.write_kernel_release(self.host_root, host.get(
+            'kernel_release', simhost.DEFAULT_KERNEL_RELEASES[self.series]))
         simhost.write_libvirt_domains(self.host_root,
                                       state['host']['libvirt_domains'])
         self._baseline = self._snapshot()
@@ -517,6 +521,7 @@ class Simulation:
                 boot_units.append(name)
                 starts = False
             service['active'] = starts
+            service.pop('failed', None)
         self._save(state)
         self._refresh_host(state)
         # Units the charm installed run after the packaged services, in
@@ -658,6 +663,18 @@ class Simulation:
             # Nova started, moved or deleted guests: no hook runs.
             label = 'guests'
             self._set_guests(state, step['guests'])
+            runs = []
+        elif 'faults' in step:
+            # The host breaks (or is mended): from now on these commands
+            # fail with this text; no hook runs.
+            label = 'faults'
+            faults = state['host'].setdefault('faults', {})
+            for name, text in step['faults'].items():
+                if text is None:
+                    faults.pop(name, None)
+                else:
+                    faults[name] = text
+            self._save(state)
             runs = []
         elif 'packages' in step:
             # Another charm (the principal) installed packages: no hook.

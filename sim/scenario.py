@@ -28,7 +28,7 @@ _JUJU_VERSION = re.compile(r'^\d+\.\d+(?:[.-][0-9a-z.]+)?$')
 _HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
          'mdevs': list, 'libvirt_domains': list, 'series': str,
          'unavailable_packages': list, 'sysfs_noise': int,
-         'vf_vgpu_types': dict}
+         'vf_vgpu_types': dict, 'kernel_release': str}
 _PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
         'subsystem_vendor': str, 'subsystem_device': str,
         'driver': (str, type(None)), 'mdev_types': dict, 'sriov': dict,
@@ -45,7 +45,13 @@ _PCI_ADDRESS = re.compile(r'^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}'
 _DEB = {'package': str, 'version': str, 'architecture': str,
         'depends': str, 'description': str, 'services': list}
 _STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
-               'relation-departed', 'packages', 'services', 'guests'}
+               'relation-departed', 'packages', 'services', 'guests',
+               'faults'}
+# Host commands a faults step can make fail (the fake tools' names).
+FAULTABLE = ('apt-get', 'dpkg', 'mdevctl', 'nvidia-smi', 'sriov-manage',
+             'update-initramfs')
+# uname -r as it looks, e.g. 6.8.0-45-generic.
+_KERNEL_RELEASE = re.compile(r'^[0-9]+\.[0-9]+[0-9A-Za-z.+~-]*$')
 
 
 def _check_keys(where: str, data: Any, allowed: Dict[str, Any],
@@ -179,6 +185,18 @@ def _check_step(index: int, step: Any) -> None:
         _check_domains(where + '.guests.libvirt_domains',
                        value.get('libvirt_domains', []))
         _check_mdevs(where + '.guests.mdevs', value.get('mdevs', []))
+    if kind == 'faults':
+        if not isinstance(value, dict) or not value:
+            raise ScenarioError(where + '.faults: map host commands to the '
+                                'error text they fail with, or null')
+        for name, text in value.items():
+            if name not in FAULTABLE:
+                raise ScenarioError('{}.faults: {!r} is not a host command a '
+                                    'fault can be given to ({})'.format(
+                                        where, name, ', '.join(FAULTABLE)))
+            if not (text is None or isinstance(text, str) and text.strip()):
+                raise ScenarioError('{}.faults.{}: expected the error text, '
+                                    'or null to clear it'.format(where, name))
     if kind == 'relation-departed' and not isinstance(value, str):
         raise ScenarioError(where + '.relation-departed: expected a name')
 
@@ -211,6 +229,11 @@ def validate(data: Any) -> Dict[str, Any]:
     _check_mdevs('host.mdevs', host.get('mdevs', []))
     _check_domains('host.libvirt_domains', host.get('libvirt_domains', []))
     _check_vf_vgpu_types('host.vf_vgpu_types', host.get('vf_vgpu_types', {}))
+    if 'kernel_release' in host and not _KERNEL_RELEASE.match(
+            host['kernel_release']):
+        raise ScenarioError('host.kernel_release: {!r} is not a kernel '
+                            'release such as 6.8.0-45-generic'.format(
+                                host['kernel_release']))
     for name, spec in data.get('resources', {}).items():
         _check_resource('resources.{}'.format(name), spec)
     for name, units in data.get('relations', {}).items():

@@ -25,6 +25,19 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ({'host': {'pci': [{'address': 'a', 'vendor': '10de', 'device': '1',
                         'class': '0302', 'sriov': {'total_vfs': True}}]}},
      'host.pci[0].sriov.total_vfs: wrong type bool'),
+    ({'steps': [{'faults': {'systemctl': 'x'}}]},
+     "steps[0].faults: 'systemctl' is not a host command a fault can be "
+     "given to (apt-get, dpkg, mdevctl, nvidia-smi, sriov-manage, "
+     "update-initramfs)"),
+    ({'steps': [{'faults': {'sriov-manage': ''}}]},
+     'steps[0].faults.sriov-manage: expected the error text, or null to '
+     'clear it'),
+    ({'steps': [{'faults': {}}]},
+     'steps[0].faults: map host commands to the error text they fail '
+     'with, or null'),
+    ({'host': {'kernel_release': 'linux'}},
+     "host.kernel_release: 'linux' is not a kernel release such as "
+     "6.8.0-45-generic"),
 ])
 def test_bad_scenarios_are_named_precisely(data, message):
     with pytest.raises(scenario.ScenarioError) as error:
@@ -72,3 +85,10 @@ def test_cli_refuses_config_options_the_charm_does_not_have(tmp_path):
     assert done.returncode == 2
     assert 'config.vgpu-mappings: not an option of this charm' in \
         done.stderr
+
+
+def test_faults_and_a_kernel_release_are_accepted():
+    scenario.validate({
+        'host': {'kernel_release': '5.15.0-125-generic'},
+        'steps': [{'faults': {'sriov-manage': 'simulated fault'}},
+                  {'faults': {'sriov-manage': None}}]})
