@@ -7,6 +7,7 @@ from nvidia_vgpu.hostfs import host_path, write_if_changed
 PROC_MODULES = '/proc/modules'
 NVIDIA_MODULE = 'nvidia'
 NVIDIA_MODULE_VERSION = '/sys/module/nvidia/version'
+OSRELEASE = '/proc/sys/kernel/osrelease'
 # The open-source driver claims NVIDIA GPUs at boot unless it is kept out;
 # the vGPU Manager cannot start while it holds them.
 NOUVEAU_BLACKLIST = '/etc/modprobe.d/nvidia-vgpu-disable-nouveau.conf'
@@ -38,6 +39,16 @@ def nvidia_driver_version() -> Optional[str]:
         with open(host_path(NVIDIA_MODULE_VERSION)) as stream:
             return stream.read().strip() or None
     except FileNotFoundError:
+        return None
+
+
+def running_release() -> Optional[str]:
+    """The running kernel's release (uname -r), read from /proc so a
+    test host can set it; None if it cannot be read."""
+    try:
+        with open(host_path(OSRELEASE)) as stream:
+            return stream.read().strip() or None
+    except OSError:
         return None
 
 
