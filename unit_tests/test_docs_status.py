@@ -155,6 +155,11 @@ def _messages_from(node: ast.AST, path: str,
             and node.func.value.id == 'software' \
             and node.func.attr in ('resource_problem', 'reboot_message'):
         return _returned(_module_path('software'), node.func.attr)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and isinstance(node.func.value, ast.Name) \
+            and node.func.value.id == 'health' \
+            and node.func.attr == 'status_message':
+        return _returned(_module_path('health'), node.func.attr)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id == 'str':
         # str(MappingError): 'Invalid <option>: ' + the problem
@@ -402,7 +407,8 @@ def test_the_code_messages_are_found():
                   'GPUs at *',
                   'Installing NVIDIA vGPU host software *',
                   "Paused. Use 'resume' action to resume normal service.",
-                  'Services not running that should be: *'):
+                  'Services not running that should be: *',
+                  'Host drift: *'):
         assert any(message.startswith(start) for message in shown), start
 
 

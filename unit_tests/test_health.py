@@ -235,6 +235,9 @@ def test_changes_that_wait_are_notes_and_the_host_stays_healthy():
     assert ('nvidia-105 (GRID V100-1Q) -> nvidia-108' in
             table.splitlines()[2])
     assert table.splitlines()[-1] == 'Healthy'
+    # Queens to Train: one type per host, so the whole host waits.
+    whole = health.findings(facts._replace(held_whole_host=True))[0]
+    assert 'the whole host waits' in whole.message and not whole.broken
 
 
 def test_migration_readiness_compares_upstream_versions():

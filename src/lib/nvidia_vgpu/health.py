@@ -93,6 +93,7 @@ class HostFacts(NamedTuple):
     software_problem: Optional[str] = None
     waiting_software: Optional[Tuple[str, str]] = None  # (package, ver)
     held: Sequence[guest_safety.HeldGpu] = ()
+    held_whole_host: bool = False  # one type per host: all of it waits
     config_problem: Optional[str] = None    # why the unit is blocked
     # systemctl is-active's answer per service ({}: not asked)
     services: Mapping[str, str] = {}
@@ -239,8 +240,8 @@ def findings(facts: HostFacts) -> List[Finding]:
             'The unit is paused: the vGPU Manager is stopped on purpose '
             '(resume to start it)')))
     if facts.held:
-        found.append(Finding(RETYPE_PENDING, False,
-                             guest_safety.held_message(facts.held)))
+        found.append(Finding(RETYPE_PENDING, False, guest_safety.held_message(
+            facts.held, facts.held_whole_host)))
     if facts.waiting_software:
         package, version = facts.waiting_software
         guests = guest_safety.guest_names(_vgpus_in_use(facts))
