@@ -275,8 +275,9 @@ def test_the_table_has_a_line_per_gpu_then_findings_and_verdict():
     assert lines[3] == ('vGPU Manager: nvidia-vgpu-ubuntu-550 550.54.16 '
                         'installed; driver 550.54.16 running')
     assert lines[5].startswith('BROKEN: Guest instance-2b has lost')
-    assert lines[6].startswith('Live migration: not ready (nova 25.2.1 '
-                               'below 29.0.0, libvirt not found below')
+    assert lines[6] == (
+        'Live migration: not ready (nova 25.2.1 < 29.0.0, libvirt not found '
+        '(needs 8.6.0), qemu not found (needs 8.1.0), linux 5.15.0 < 5.18)')
     assert lines[-2:] == ['nvidia-smi: not on this host',
                           'Unhealthy: 1 problem']
     # The structured result is JSON as it stands.

@@ -133,7 +133,7 @@ def test_migration_not_ready_is_reported_without_failing():
         # jammy's kernel, the simulator's default for the series
         {'component': 'linux', 'version': '5.15.0', 'minimum': '5.18',
          'ok': False}]}
-    assert 'Live migration: not ready (nova 25.2.1 below 29.0.0' in \
+    assert 'Live migration: not ready (nova 25.2.1 < 29.0.0' in \
         output['actions'][0]['results']['output']
 
 
@@ -173,8 +173,7 @@ steps:
     assert 'nvidia-smi' not in action['results']
     assert action['results']['output'].splitlines() == [
         'No NVIDIA GPU on this host.',
-        'Live migration: not ready (nova 25.2.1 below 29.0.0, libvirt not '
-        'found below 8.6.0, qemu not found below 8.1.0, linux 5.15.0 below '
-        '5.18)',
+        'Live migration: not ready (nova 25.2.1 < 29.0.0, libvirt not found '
+        '(needs 8.6.0), qemu not found (needs 8.1.0), linux 5.15.0 < 5.18)',
         'nvidia-smi: not on this host', 'Healthy']
     assert ['nvidia-smi', 'vgpu'] in output['steps'][-1]['commands']

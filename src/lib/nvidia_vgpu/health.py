@@ -405,6 +405,17 @@ def _cell(value: object) -> str:
     return str(value)
 
 
+def _check(check: Mapping[str, object]) -> str:
+    """'qemu 8.2.2 >= 8.1.0', 'qemu 6.2 < 8.1.0', 'qemu not found
+    (needs 8.1.0)'."""
+    if check['version'] is None:
+        return '{} not found (needs {})'.format(check['component'],
+                                                check['minimum'])
+    return '{} {} {} {}'.format(check['component'], check['version'],
+                                '>=' if check['ok'] else '<',
+                                check['minimum'])
+
+
 def table(result: Mapping[str, object]) -> str:
     """The action's 'output': a line per GPU, then the software, the
     findings and live migration readiness, then the verdict."""
@@ -453,10 +464,7 @@ def table(result: Mapping[str, object]) -> str:
     if migration:
         lines.append('Live migration: {} ({})'.format(
             'ready' if migration['ready'] else 'not ready',
-            ', '.join('{} {} {} {}'.format(
-                check['component'], check['version'] or 'not found',
-                '>=' if check['ok'] else 'below', check['minimum'])
-                for check in migration['checks'])))
+            ', '.join(_check(check) for check in migration['checks'])))
     if result['nvidia_smi'] is None:
         lines.append('nvidia-smi: not on this host')
     else:
