@@ -41,8 +41,9 @@ HOOK_TOOLS = (
 )
 HOST_COMMANDS = (
     'apt-cache', 'apt-config', 'apt-get', 'dpkg', 'dpkg-query', 'lsmod',
-    'mdevctl', 'modprobe', 'mokutil', 'nc', 'rmmod', 'service',
-    'sriov-manage', 'systemctl', 'touch', 'update-initramfs', 'virtualenv',
+    'mdevctl', 'modprobe', 'mokutil', 'nc', 'nvidia-smi', 'rmmod',
+    'service', 'sriov-manage', 'systemctl', 'touch', 'update-initramfs',
+    'virtualenv',
 )
 # Real, read-only tools run as they are (recorded): lspci is pointed at the
 # generated sysfs tree, dpkg-deb only inspects files.
@@ -691,7 +692,9 @@ def cmd_systemctl(state, argv):
         if verb == 'is-active':
             active = bool(service and service['active'])
             if '--quiet' not in opts and '-q' not in opts:
-                sys.stdout.write('active\n' if active else 'inactive\n')
+                sys.stdout.write('active\n' if active else 'failed\n'
+                                 if service and service.get('failed')
+                                 else 'inactive\n')
             if not active:
                 raise Exit(3)
             continue
@@ -718,10 +721,11 @@ def cmd_systemctl(state, argv):
                               'process exited with error code.\n'.format(
                                   name))
             if service.get('unit_file'):
-                AFTER_STATE.append(exec_start(name))
+                AFTER_STATE.append(exec_start(name) + (name,))
             if verb in ('restart', 'try-restart') and service['active']:
                 _vgpu_manager_down(state, name, 'restarted')
             service['active'] = True
+            service.pop('failed', None)
         elif verb == 'stop':
             if service['active']:
                 _vgpu_manager_down(state, name, 'stopped')
@@ -915,6 +919,19 @@ def cmd_nc(state, argv):
     raise Exit(1)
 
 
+def cmd_nvidia_smi(state, argv):
+    """Installed with the vGPU Manager package; it needs the driver.
+    Its output is NVIDIA's and no real capture is at hand, so the fake
+    says plainly that it is a simulation rather than imitate it."""
+    if not any(_is_driver_package(name) for name in _packages(state)):
+        raise Exit(127, 'nvidia-smi: command not found\n')
+    if 'nvidia' not in state['host']['modules']:
+        raise Exit(9, 'simulated nvidia-smi: the NVIDIA driver is not '
+                      'loaded\n')
+    sys.stdout.write('simulated nvidia-smi {}: the simulator does not '
+                     'emulate nvidia-smi output\n'.format(' '.join(argv)))
+
+
 def cmd_mdevctl(state, argv):
     if 'mdevctl' not in _packages(state):
         raise Exit(127, 'mdevctl: command not found\n')
@@ -948,17 +965,32 @@ def main(argv):
         return 127
     try:
         with State() as state:
+            fault = (state['host'].get('faults', {}).get(name)
+                     if name in HOST_COMMANDS else None)
+            if fault:
+                # The scenario broke this command (a faults step).
+                raise Exit(1, fault.rstrip('\n') + '\n')
             handler(state, args)
     except Exit as stop:
         sys.stderr.write(stop.message)
         return stop.code
-    for command, environment in AFTER_STATE:
+    for command, environment, unit in AFTER_STATE:
         if not os.path.isabs(command[0]):
             command = [os.path.join(os.path.dirname(
                 os.path.abspath(argv[0])), command[0])] + command[1:]
         done = subprocess.run(command, env=dict(os.environ, **environment))
         if done.returncode:
-            return done.returncode
+            # As systemd: the unit is left failed, systemctl says so.
+            with State() as state:
+                service = state['host']['services'][unit]
+                service['active'] = False
+                service['failed'] = True
+            sys.stderr.write(
+                'Job for {0}.service failed because the control process '
+                'exited with error code.\nSee "systemctl status '
+                '{0}.service" and "journalctl -xeu {0}.service" for '
+                'details.\n'.format(unit))
+            return 1
     return 0
 
 

@@ -152,6 +152,8 @@ class Simulation:
                 # signing key (host.kernel).
                 'kernel': simhost.kernel_state(host.get('kernel', {}),
                                                self.series),
+                # Host commands that fail, with their error text (faults).
+                'faults': {},
             },
         }
         for number, (name, units) in enumerate(
@@ -534,6 +536,7 @@ class Simulation:
                 boot_units.append(name)
                 starts = False
             service['active'] = starts
+            service.pop('failed', None)
         self._save(state)
         self._refresh_host(state)
         # Units the charm installed run after the packaged services, in
@@ -684,6 +687,18 @@ class Simulation:
                 state['host']['kernel'], step['kernel'])
             self._save(state)
             self._refresh_host(state)
+            runs = []
+        elif 'faults' in step:
+            # The host breaks (or is mended): from now on these commands
+            # fail with this text; no hook runs.
+            label = 'faults'
+            faults = state['host'].setdefault('faults', {})
+            for name, text in step['faults'].items():
+                if text is None:
+                    faults.pop(name, None)
+                else:
+                    faults[name] = text
+            self._save(state)
             runs = []
         elif 'packages' in step:
             # Another charm (the principal) installed packages: no hook.

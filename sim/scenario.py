@@ -52,7 +52,10 @@ _DEB = {'package': str, 'version': str, 'architecture': str,
         'dkms_source': bool}
 _STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
                'relation-departed', 'packages', 'services', 'guests',
-               'kernel'}
+               'kernel', 'faults'}
+# Host commands a faults step can make fail (the fake tools' names).
+FAULTABLE = ('apt-get', 'dpkg', 'mdevctl', 'nvidia-smi', 'sriov-manage',
+             'update-initramfs')
 
 
 def _check_keys(where: str, data: Any, allowed: Dict[str, Any],
@@ -202,6 +205,18 @@ def _check_step(index: int, step: Any) -> None:
         _check_mdevs(where + '.guests.mdevs', value.get('mdevs', []))
     if kind == 'kernel':
         _check_kernel(where + '.kernel', value)
+    if kind == 'faults':
+        if not isinstance(value, dict) or not value:
+            raise ScenarioError(where + '.faults: map host commands to the '
+                                'error text they fail with, or null')
+        for name, text in value.items():
+            if name not in FAULTABLE:
+                raise ScenarioError('{}.faults: {!r} is not a host command a '
+                                    'fault can be given to ({})'.format(
+                                        where, name, ', '.join(FAULTABLE)))
+            if not (text is None or isinstance(text, str) and text.strip()):
+                raise ScenarioError('{}.faults.{}: expected the error text, '
+                                    'or null to clear it'.format(where, name))
     if kind == 'relation-departed' and not isinstance(value, str):
         raise ScenarioError(where + '.relation-departed: expected a name')
 

@@ -176,6 +176,11 @@ def _messages_from(node: ast.AST, path: str,
             and node.func.value.id == 'software' \
             and node.func.attr in ('resource_problem', 'reboot_message'):
         return _returned(_module_path('software'), node.func.attr)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and isinstance(node.func.value, ast.Name) \
+            and node.func.value.id == 'health' \
+            and node.func.attr == 'status_message':
+        return _returned(_module_path('health'), node.func.attr)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id == 'str':
         # str(error) of an option's error: 'Invalid <option>: ' + problem
@@ -453,7 +458,8 @@ def test_the_code_messages_are_found():
                   'The kernel only loads signed modules (*) and the DKMS '
                   'signing key * is not enrolled',
                   "Paused. Use 'resume' action to resume normal service.",
-                  'Services not running that should be: *'):
+                  'Services not running that should be: *',
+                  'Host drift: *'):
         assert any(message.startswith(start) for message in shown), start
 
 

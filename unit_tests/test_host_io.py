@@ -278,3 +278,98 @@ def test_a_build_tree_without_include_is_no_headers(host_root):
     os.makedirs(os.path.join(host_root,
                              'lib/modules/6.8.0-45-generic/build/scripts'))
     assert kernel.headers_installed('6.8.0-45-generic') is False
+
+
+def test_a_units_state_is_systemds_word_for_it(host_root, fake_commands):
+    from nvidia_vgpu import sriov, systemd
+    fake_commands.set('systemctl', stdout='failed\n', exit=3)
+    assert systemd.state(sriov.BOOT_UNIT) == 'failed'
+    assert fake_commands.calls == [['systemctl', 'is-active',
+                                    sriov.BOOT_UNIT]]
+    assert not systemd.installed(sriov.BOOT_UNIT)
+    hostfs.write_if_changed('/etc/systemd/system/' + sriov.BOOT_UNIT, '')
+    assert systemd.installed(sriov.BOOT_UNIT)
+
+
+def test_nvidia_smi_output_as_printed_or_none_without_it(
+        fake_commands, monkeypatch):
+    from nvidia_vgpu import nvidia_smi
+    monkeypatch.setenv('PATH', fake_commands.bin)
+    assert nvidia_smi.vgpu_report() is None
+    fake_commands.set('nvidia-smi', stdout='GPU 00000000:84:00.0\n')
+    assert nvidia_smi.vgpu_report() == 'GPU 00000000:84:00.0'
+    fake_commands.set('nvidia-smi', stdout='No devices were found\n',
+                      exit=6)
+    assert nvidia_smi.vgpu_report() == (
+        'No devices were found\n(nvidia-smi vgpu exited with 6)')
+    fake_commands.set('nvidia-smi', stderr='nvidia-smi: not found\n',
+                      exit=127)
+    assert nvidia_smi.vgpu_report() is None
+    assert fake_commands.calls[0] == ['nvidia-smi', 'vgpu']
+
+
+V100_TYPES = {
+    'nvidia-105': {'name': 'GRID V100-1Q', 'available_instances': 16,
+                   'description': 'framebuffer=1024M, max_instance=16'},
+    'nvidia-108': {'name': 'GRID V100-8Q', 'available_instances': 2,
+                   'description': 'framebuffer=8192M, max_instance=2'}}
+
+
+def test_a_full_gpus_state_has_its_types_and_free_instances(host_root):
+    from nvidia_vgpu import mappings, survey
+    v100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
+            'class': '030200', 'mdev_types': V100_TYPES}
+    simhost.generate_sysfs(host_root, [v100], {'nvidia_loaded': True})
+    gpu = mappings.HostGpu('0000:84:00.0', False)
+    state = survey.gpu_state(gpu, 'Tesla V100', True)
+    assert state.types == {'0000:84:00.0': {'nvidia-105': 16,
+                                            'nvidia-108': 2}}
+    assert state.names == {'nvidia-105': 'GRID V100-1Q',
+                           'nvidia-108': 'GRID V100-8Q'}
+    assert (state.total_vfs, state.vfs, state.vf_types) == (0, (), {})
+    # update-status hands over what it read: no counts, nothing listed.
+    cheap = survey.gpu_state(gpu, 'Tesla V100', True, {
+        '0000:84:00.0': {'nvidia-105': '', 'nvidia-108': ''}})
+    assert cheap.types == {'0000:84:00.0': {'nvidia-105': None,
+                                            'nvidia-108': None}}
+    assert survey.gpu_state(gpu, 'Tesla V100', False).types == {}
+
+
+def test_vendor_vfio_vfs_report_their_types(host_root):
+    from nvidia_vgpu import mappings, survey
+    l40s = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '26b9',
+            'class': '030200', 'sriov': {'total_vfs': 2, 'vf_vgpu_types': {
+                1148: 'NVIDIA L40S-2Q', 1155: 'NVIDIA L40S-48Q'}}}
+    simhost.generate_sysfs(host_root, [l40s], {
+        'nvidia_loaded': True, 'vfs': {'0000:41:00.0': 2},
+        'vf_vgpu_types': {'0000:41:00.4': 1148}})
+    gpu = mappings.HostGpu('0000:41:00.0', True,
+                           ('0000:41:00.4', '0000:41:00.5'), True)
+    state = survey.gpu_state(gpu, 'L40S', True)
+    assert state.total_vfs == 2
+    assert state.vf_types == {'0000:41:00.4': 1148, '0000:41:00.5': 0}
+    assert state.types['0000:41:00.5'] == {'nvidia-1148': None,
+                                           'nvidia-1155': None}
+    assert state.names['nvidia-1155'] == 'NVIDIA L40S-48Q'
+
+
+def test_versions_for_migration_come_from_dpkg_and_proc(
+        host_root, fake_commands):
+    from nvidia_vgpu import survey
+    _write(host_root, '/proc/sys/kernel/osrelease', '6.8.0-49-generic\n')
+    fake_commands.set('dpkg-query', stdout='ii \t10.0.0-2ubuntu8.4')
+    versions = survey.versions('3:29.2.0-0ubuntu1')
+    assert versions == ('3:29.2.0-0ubuntu1', '10.0.0-2ubuntu8.4',
+                        '10.0.0-2ubuntu8.4', '6.8.0-49-generic')
+    # libvirt-daemon-system answered: libvirt0 is not asked.
+    assert [call[-1] for call in fake_commands.calls] == [
+        'libvirt-daemon-system', 'qemu-system-x86']
+
+
+def test_the_vf_types_the_charm_gave_are_read_back(host_root):
+    from nvidia_vgpu import restore
+    assert restore.recorded_vf_types() == {}
+    restore.save_json(restore.SETTINGS, {
+        'restore_mdevs': False,
+        'vf_vgpu_types': {'0000:41:00.4': 1148, '0000:41:00.5': 0}})
+    assert restore.recorded_vf_types() == {'0000:41:00.4': 1148}

@@ -56,8 +56,8 @@ def test_config_declares_mappings_with_an_example():
 def test_actions_declare_the_charms_actions_and_their_scripts():
     actions = load('actions.yaml')
     assert set(actions) == {"list-vgpu-types", "pause", "restart-services",
-                            "install-vgpu-software"}
-    for name in ('list-vgpu-types', 'install-vgpu-software'):
+                            "install-vgpu-software", "vgpu-health"}
+    for name in ('list-vgpu-types', 'install-vgpu-software', 'vgpu-health'):
         script = os.path.join(SRC, 'actions', name)
         assert os.access(script, os.X_OK)
     # layer:openstack brings pause's and restart-services' scripts; this
@@ -69,6 +69,8 @@ def test_actions_declare_the_charms_actions_and_their_scripts():
             'type': 'boolean', 'default': False,
             'description': actions[name]['params']['force']['description']}
         assert not os.path.exists(os.path.join(SRC, 'actions', name))
+    # The health check takes nothing: it only reads the host.
+    assert 'params' not in actions['vgpu-health']
 
 
 def test_layer_builds_on_layer_openstack_in_a_venv():

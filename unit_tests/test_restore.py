@@ -1,5 +1,5 @@
 """Where guests' vGPUs go back at boot (before Dalmatian)."""
-from nvidia_vgpu.restore import Creation, plan
+from nvidia_vgpu.restore import Creation, inventory_to_keep, plan
 
 A = '4b20d080-1b54-4048-85b3-a6a62d165c01'
 B = '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b'
@@ -48,3 +48,21 @@ def test_a_recorded_place_that_no_longer_offers_the_type_falls_back():
                         {'nvidia-108': ['0000:84:00.0', '0000:85:00.0']},
                         free)
     assert creations == [Creation(A, '0000:85:00.0', 'nvidia-108')]
+
+
+def test_the_record_keeps_a_missing_vgpu_a_guest_still_names():
+    # B's mdev is gone (not recreated at a boot), its guest still names
+    # it: the record keeps where it was, for the next boot and for the
+    # health check. C is gone and no guest names it: forgotten.
+    kept = inventory_to_keep(
+        {A: ('0000:84:00.0', 'nvidia-108')},
+        {A: ('0000:84:00.0', 'nvidia-108'), B: ('0000:85:00.0', 'nvidia-105'),
+         C: ('0000:85:00.0', 'nvidia-105')}, {A, B})
+    assert kept == {A: ['0000:84:00.0', 'nvidia-108'],
+                    B: ['0000:85:00.0', 'nvidia-105']}
+
+
+def test_where_a_vgpu_is_now_wins_over_the_record():
+    kept = inventory_to_keep({A: ('0000:85:00.0', 'nvidia-105')},
+                             {A: ('0000:84:00.0', 'nvidia-108')}, {A})
+    assert kept == {A: ['0000:85:00.0', 'nvidia-105']}

@@ -40,6 +40,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ({'resources': {'nvidia-vgpu-software': {'deb': {
         'package': 'x', 'version': '1', 'dkms_source': 'yes'}}}},
      'resources.nvidia-vgpu-software.deb.dkms_source: wrong type str'),
+    ({'steps': [{'faults': {'systemctl': 'x'}}]},
+     "steps[0].faults: 'systemctl' is not a host command a fault can be "
+     "given to (apt-get, dpkg, mdevctl, nvidia-smi, sriov-manage, "
+     "update-initramfs)"),
+    ({'steps': [{'faults': {'sriov-manage': ''}}]},
+     'steps[0].faults.sriov-manage: expected the error text, or null to '
+     'clear it'),
+    ({'steps': [{'faults': {}}]},
+     'steps[0].faults: map host commands to the error text they fail '
+     'with, or null'),
 ])
 def test_bad_scenarios_are_named_precisely(data, message):
     with pytest.raises(scenario.ScenarioError) as error:
@@ -87,3 +97,10 @@ def test_cli_refuses_config_options_the_charm_does_not_have(tmp_path):
     assert done.returncode == 2
     assert 'config.vgpu-mappings: not an option of this charm' in \
         done.stderr
+
+
+def test_faults_and_a_kernel_release_are_accepted():
+    scenario.validate({
+        'host': {'kernel': {'release': '5.15.0-125-generic'}},
+        'steps': [{'faults': {'sriov-manage': 'simulated fault'}},
+                  {'faults': {'sriov-manage': None}}]})

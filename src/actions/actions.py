@@ -4,8 +4,10 @@
 list-vgpu-types only reads the host (lspci, sysfs, the unit's record of
 the installed software), so it runs without the reactive framework or
 charms.openstack: asking a large GPU server costs little more than
-reading its sysfs files. install-vgpu-software needs the charm class
-(the release's, through charms.openstack) as the hooks do.
+reading its sysfs files. install-vgpu-software and vgpu-health need the
+charm class (the release's, through charms.openstack) as the hooks do:
+the health check compares the host with what that release's Nova was
+given.
 """
 import json
 import os
@@ -53,9 +55,29 @@ def install_vgpu_software() -> None:
         unitdata.kv().flush()
 
 
+def vgpu_health() -> None:
+    """Report the host's health; fail, naming the reasons, when it is
+    not healthy. Reads only: nothing is installed, started or set."""
+    import charms_openstack.bus
+    import charms_openstack.charm as charm
+    from nvidia_vgpu import health
+    charms_openstack.bus.discover()
+    with charm.provide_charm_instance() as instance:
+        result = instance.vgpu_health()
+    results = {'output': health.table(result),
+               'health': json.dumps(result, sort_keys=True)}
+    if result['nvidia_smi'] is not None:
+        results['nvidia-smi'] = result['nvidia_smi']
+    hookenv.action_set(results)
+    failure = health.failure(result)
+    if failure:
+        hookenv.action_fail(failure)
+
+
 ACTIONS = {
     'install-vgpu-software': install_vgpu_software,
     'list-vgpu-types': list_vgpu_types,
+    'vgpu-health': vgpu_health,
 }
 
 

@@ -80,10 +80,26 @@ def save_json(path: str, data: dict) -> bool:
         path, json.dumps(data, sort_keys=True, indent=1) + '\n')
 
 
+def inventory_to_keep(now: Dict[str, Tuple[str, str]],
+                      recorded: Dict[str, Tuple[str, str]],
+                      referenced: Set[str]) -> Dict[str, List[str]]:
+    """What the inventory should say: every vGPU that exists now, and
+    where a vGPU a guest's definition still names but that is missing
+    now was last seen (the next boot puts it back there, and the health
+    check says where it was); a vGPU no guest names is forgotten."""
+    kept = {uuid: list(place) for uuid, place in now.items()}
+    for uuid, place in recorded.items():
+        if uuid not in kept and uuid in referenced:
+            kept[uuid] = list(place)
+    return kept
+
+
 def record_inventory() -> bool:
     """Remember where every vGPU lives now (for the next boot)."""
-    return save_json(INVENTORY, {mdev.uuid: [mdev.parent, mdev.type_id]
-                                 for mdev in sysfs.mediated_devices()})
+    return save_json(INVENTORY, inventory_to_keep(
+        {mdev.uuid: (mdev.parent, mdev.type_id)
+         for mdev in sysfs.mediated_devices()},
+        recorded_inventory(), set(libvirt.mdev_users())))
 
 
 def recorded_inventory() -> Dict[str, Tuple[str, str]]:
@@ -91,6 +107,15 @@ def recorded_inventory() -> Dict[str, Tuple[str, str]]:
     return {uuid: (place[0], place[1]) for uuid, place in
             _load(INVENTORY).items()
             if isinstance(place, list) and len(place) == 2}
+
+
+def recorded_vf_types() -> Dict[str, int]:
+    """The vGPU type the charm gave each VF (vendor-specific VFIO), as
+    the boot unit reads it."""
+    types = _load(SETTINGS).get('vf_vgpu_types', {})
+    return {vf: int(number) for vf, number in types.items()
+            if isinstance(number, int) and number} if isinstance(
+                types, dict) else {}
 
 
 def apply_vf_types(vf_types: Dict[str, int]) -> List[str]:

@@ -44,3 +44,17 @@ def remove_unit(name: str) -> bool:
     os.remove(path)
     _systemctl('daemon-reload')
     return True
+
+
+def installed(name: str) -> bool:
+    """Whether the charm has this unit on the host."""
+    return os.path.exists(_unit_path(name))
+
+
+def state(name: str) -> str:
+    """systemctl is-active's answer: active, inactive, failed, ...
+    (reading only: what the health check shows)."""
+    done = subprocess.run(['systemctl', 'is-active', name],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    return done.stdout.strip() or 'unknown'

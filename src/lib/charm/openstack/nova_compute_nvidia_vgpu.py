@@ -7,6 +7,7 @@ than that is instantiated for the hook.
 import functools
 import hashlib
 import os
+import subprocess
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 import charmhelpers.contrib.openstack.utils as os_utils
@@ -16,10 +17,10 @@ import charms.reactive as reactive
 import charms_openstack.charm
 
 from nvidia_vgpu import (
-    capacity, dpkg, guest_safety, inventory, juju_commands, kernel,
-    libvirt, mappings, memo, module_build, nova_config, pci, profiles,
-    releases, resource_classes, restore, secure_boot, software, sriov, sysfs,
-    systemd, vgpu_types)
+    capacity, dpkg, guest_safety, health, inventory, juju_commands, kernel,
+    libvirt, mappings, memo, module_build, nova_config, nvidia_smi, pci,
+    profiles, releases, resource_classes, restore, secure_boot, software,
+    sriov, survey, sysfs, systemd, vgpu_types)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -112,6 +113,9 @@ class NovaVgpuConfig(NamedTuple):
     # types whose class change waits for the guests using them
     class_held: List[resource_classes.HeldClass] = []
     class_refusal: Optional[str] = None  # nova ignores per-profile here
+    gpus: List[mappings.HostGpu] = []  # as read for this config
+    # device -> {type id: name} the driver offers (None: not running)
+    offered: Optional[Dict[str, Dict[str, str]]] = None
 
 
 def _split(host_mappings: Dict[str, List[str]], devices: Set[str],
@@ -301,7 +305,12 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 for address in sriov_gpus):
             hookenv.log('Enabling SR-IOV VFs on {}'.format(
                 ', '.join(sriov_gpus)), level=hookenv.INFO)
-            systemd.run_unit(sriov.BOOT_UNIT)
+            try:
+                systemd.run_unit(sriov.BOOT_UNIT)
+            except subprocess.CalledProcessError:
+                # The unit's status shows the GPUs without VFs (health).
+                hookenv.log('{} failed: see journalctl -b -u {}'.format(
+                    sriov.BOOT_UNIT, sriov.BOOT_UNIT), level=hookenv.WARNING)
             self.__dict__.pop('nova_vgpu_config', None)
 
     def remove_boot_units(self) -> None:
@@ -514,16 +523,26 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         return capacities
 
     @memo.cached_property
+    def guest_devices(self) -> Tuple[List[Tuple[str, str, str]],
+                                     Dict[str, List[str]],
+                                     Dict[str, List[str]]]:
+        """The mdevs that exist (uuid, parent, type), and which guests'
+        definitions use which mdev and which PCI device."""
+        mdev_users, pci_users = libvirt.hostdev_users()
+        return ([(mdev.uuid, mdev.parent, mdev.type_id)
+                 for mdev in sysfs.mediated_devices()], mdev_users,
+                pci_users)
+
+    @memo.cached_property
     def vgpus_in_use(self) -> List[guest_safety.VgpuInUse]:
         """Every vGPU a guest uses on this host now: mdevs a guest's
         definition has, and VFs of the vendor-specific VFIO driver with a
         vGPU type that a guest has as a PCI device."""
         if not self.gpus:
             return []
-        mdev_users, pci_users = libvirt.hostdev_users()
+        mdevs, mdev_users, pci_users = self.guest_devices
         return guest_safety.vgpus_in_use(
-            [(mdev.uuid, mdev.parent, mdev.type_id)
-             for mdev in sysfs.mediated_devices()], mdev_users,
+            mdevs, mdev_users,
             {address: sysfs.current_vgpu_type(address) or 0
              for address in pci_users}, pci_users)
 
@@ -656,7 +675,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             held=held, held_whole_host=whole_host, resolution=resolution,
             resource_class=chosen, classes={
                 vgpu_type: classes[vgpu_type] for vgpu_type in effective},
-            unnamed=found.unnamed, class_held=class_held)
+            unnamed=found.unnamed, class_held=class_held,
+            gpus=gpus, offered=offered)
 
     def nova_settings(self) -> Dict[str, object]:
         """The relation settings this host should have published now
@@ -711,6 +731,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             running = kernel.nvidia_driver_version()
             if running != installed.version:
                 return 'blocked', software.reboot_message(installed, running)
+            drift = health.drift(self.health_facts())
+            if drift:
+                return 'blocked', health.status_message(drift)
         return None, None
 
     def custom_assess_status_last_check(self) -> Tuple[Optional[str],
@@ -786,6 +809,49 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             pending.append('Nova has not been given this host\'s vGPU '
                            'settings yet (they go at the next hook)')
         return '; '.join(pending) or None
+
+    # ----------------------------------------------------------- health
+
+    def health_facts(self, detail: bool = False) -> health.HostFacts:
+        """What the health verdict is made from. Without detail (every
+        hook's status) only what the hook has read already, plus the VFs'
+        vGPU types and the charm's records; with it (the action) each
+        device's free instances, services and boot units too."""
+        config = self.nova_vgpu_config
+        driver = kernel.nvidia_driver_version()
+        gpus = config.gpus if config.sections is not None else \
+            self.host_gpus() if self.gpus else []
+        models = {gpu.address: gpu.model for gpu in self.gpus}
+        kv = unitdata.kv()
+        waiting = kv.get(WAITING_SOFTWARE_KEY)
+        mdevs, mdev_users, pci_users = self.guest_devices
+        return health.HostFacts(
+            gpus=[survey.gpu_state(gpu, models.get(gpu.address, ''),
+                                   driver is not None,
+                                   None if detail else config.offered or {})
+                  for gpu in gpus],
+            driver=driver, installed=self.installed_software,
+            published=kv.get(PUBLISHED_KEY), wanted=config.host_mappings,
+            mdevs=mdevs, mdev_users=mdev_users, pci_users=pci_users,
+            recorded=restore.recorded_inventory(),
+            recorded_vf_types=restore.recorded_vf_types(),
+            software_problem=kv.get(PROBLEM_KEY),
+            waiting_software=(waiting['package'], waiting['version'])
+            if waiting else None, held=config.held,
+            held_whole_host=config.held_whole_host,
+            config_problem=config.problem[1] if config.problem and
+            config.problem[0] == 'blocked' else None,
+            services=survey.services(self.services) if detail else {},
+            boot_units=survey.boot_units() if detail and self.gpus else {},
+            paused=os_utils.is_unit_paused_set())
+
+    def vgpu_health(self) -> Dict[str, object]:
+        """The vgpu-health action's report (health.report), reading
+        only; nvidia-smi is asked where the host has it."""
+        return health.report(
+            self.health_facts(detail=True),
+            survey.versions(installed_nova_version()),
+            nvidia_smi.vgpu_report())
 
     # ---------------------------------------------------- pause, resume
 

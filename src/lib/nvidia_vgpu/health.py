@@ -1,0 +1,486 @@
+"""Is this GPU host healthy, and where has it drifted from what Nova was
+given? What the vgpu-health action reports and update-status shows.
+
+A host is unhealthy (the action fails, naming each reason) when guests'
+vGPUs or what Nova offers are wrong now, or cannot work until someone
+acts:
+
+- a GPU but no vGPU host software, an install that failed, or the vGPU
+  Manager installed but its driver not running (or an older one still
+  running: reboot required);
+- vgpu-device-mappings the unit refuses (blocked: Nova keeps what it had);
+- a vGPU Manager service not running (unless the unit is paused), or a
+  boot unit of the charm that failed;
+- drift: an SR-IOV GPU without its VFs although the driver runs (they
+  were not enabled after a boot), a device Nova was given that the host
+  does not have, a type Nova was given that the device does not offer
+  (or, on the vendor-specific VFIO driver, a VF without that type), a
+  guest whose vGPU is missing (its libvirt definition names an mdev
+  that does not exist, or a VF that is gone or has no vGPU type).
+
+Reported but healthy, as they are changes under way that wait for
+guests or for the next hook: a paused unit, a retype pending (a GPU
+keeps its type for the guests on it), an attached driver revision that
+waits for guests, settings not handed to Nova yet. Live migration
+readiness (release and versions against Nova's documented minimums) is
+information, never a failure: many clouds do not migrate vGPU guests.
+
+Pure functions: HostFacts in (survey.py and the charm class gather
+them), findings, rows, a table and a status line out.
+"""
+from typing import (Dict, List, Mapping, NamedTuple, Optional, Sequence,
+                    Tuple)
+
+from nvidia_vgpu import guest_safety, releases, software
+
+Mappings = Dict[str, List[str]]
+
+# Finding codes, as the action's JSON gives them.
+NO_SOFTWARE = 'no-software'
+SOFTWARE_PROBLEM = 'software-problem'
+REBOOT_REQUIRED = 'reboot-required'
+CONFIG_BLOCKED = 'config-blocked'
+SERVICE_STOPPED = 'service-stopped'
+BOOT_UNIT_FAILED = 'boot-unit-failed'
+VFS_MISSING = 'vfs-missing'
+NOVA_DEVICE_MISSING = 'nova-device-missing'
+NOVA_TYPE_MISSING = 'nova-type-missing'
+GUEST_VGPU_MISSING = 'guest-vgpu-missing'
+PAUSED = 'paused'
+RETYPE_PENDING = 'retype-pending'
+SOFTWARE_WAITS = 'software-waits'
+NOVA_NOT_GIVEN_YET = 'nova-not-given-yet'
+# What update-status shows: the drift no other status of the unit names.
+DRIFT = (VFS_MISSING, NOVA_DEVICE_MISSING, NOVA_TYPE_MISSING,
+         GUEST_VGPU_MISSING)
+
+# Live migration of vGPU guests: Nova's documented minimums (Caracal).
+MIGRATION_MINIMUMS = (('nova', (29, 0, 0)), ('libvirt', (8, 6, 0)),
+                      ('qemu', (8, 1, 0)), ('linux', (5, 18)))
+# Addresses named in one line before "and N more".
+NAMED_DEVICES = 3
+
+
+class GpuState(NamedTuple):
+    """One physical GPU as the host shows it now."""
+
+    address: str
+    model: str
+    total_vfs: int                  # 0: no SR-IOV
+    vfs: Tuple[str, ...] = ()       # enabled VFs
+    vendor_vfio: bool = False       # VFs typed through sysfs, no mdev
+    # device -> {type id: free instances (None: not read)}; empty while
+    # the driver does not run
+    types: Mapping[str, Mapping[str, Optional[int]]] = {}
+    names: Mapping[str, str] = {}   # type id -> the driver's name
+    vf_types: Mapping[str, int] = {}  # vendor VFIO: VF -> type (0: none)
+
+
+class HostFacts(NamedTuple):
+    """Everything the verdict is made from."""
+
+    gpus: Sequence[GpuState]
+    driver: Optional[str]                   # running NVIDIA driver
+    installed: Optional[software.Installed]  # what the charm installed
+    published: Optional[Mappings]           # what Nova was last given
+    wanted: Optional[Mappings] = None       # what it should have now
+    mdevs: Sequence[Tuple[str, str, str]] = ()   # (uuid, parent, type)
+    mdev_users: Mapping[str, Sequence[str]] = {}  # uuid -> guests
+    pci_users: Mapping[str, Sequence[str]] = {}   # address -> guests
+    # where the charm last saw each vGPU: uuid -> (parent, type)
+    recorded: Mapping[str, Tuple[str, str]] = {}
+    recorded_vf_types: Mapping[str, int] = {}  # VF -> type it was given
+    software_problem: Optional[str] = None
+    waiting_software: Optional[Tuple[str, str]] = None  # (package, ver)
+    held: Sequence[guest_safety.HeldGpu] = ()
+    held_whole_host: bool = False  # one type per host: all of it waits
+    config_problem: Optional[str] = None    # why the unit is blocked
+    # systemctl is-active's answer per service ({}: not asked)
+    services: Mapping[str, str] = {}
+    boot_units: Mapping[str, str] = {}
+    paused: bool = False
+
+
+class Finding(NamedTuple):
+    """One thing wrong (broken) or worth knowing."""
+
+    code: str
+    broken: bool
+    message: str
+
+    def as_dict(self) -> Dict[str, object]:
+        return {'code': self.code, 'broken': self.broken,
+                'message': self.message}
+
+
+def _listed(items: Sequence[str]) -> str:
+    shown = ', '.join(items[:NAMED_DEVICES])
+    more = len(items) - NAMED_DEVICES
+    return shown + (' and {} more'.format(more) if more > 0 else '')
+
+
+def _gpu_of(gpus: Sequence[GpuState]) -> Dict[str, str]:
+    return {device: gpu.address for gpu in gpus
+            for device in (gpu.address,) + tuple(gpu.vfs)}
+
+
+def _type_number(vgpu_type: str) -> Optional[int]:
+    number = vgpu_type.rsplit('-', 1)[-1]
+    return int(number) if number.isdigit() else None
+
+
+def drift(facts: HostFacts) -> List[Finding]:
+    """Where the host differs from what Nova was given and what guests
+    need: every finding here is broken. Reads only facts update-status
+    already has (no service or package queries)."""
+    found: List[Finding] = []
+    gpu_of = _gpu_of(facts.gpus)
+    if facts.driver is not None and facts.installed is not None:
+        for gpu in facts.gpus:
+            if gpu.total_vfs and not gpu.vfs:
+                found.append(Finding(VFS_MISSING, True, (
+                    'SR-IOV GPU {} has no VFs (0 of {}) although the NVIDIA '
+                    'driver runs: they were not enabled after the last boot '
+                    '(nvidia-vgpu-sriov)').format(gpu.address,
+                                                  gpu.total_vfs)))
+    by_gpu = {gpu.address: gpu for gpu in facts.gpus}
+    missing: Dict[str, List[str]] = {}
+    for vgpu_type, devices in sorted((facts.published or {}).items()):
+        for device in devices:
+            gpu = by_gpu.get(gpu_of.get(device, ''))
+            if gpu is None:
+                missing.setdefault(vgpu_type, []).append(device)
+                continue
+            if gpu.vendor_vfio and device in gpu.vfs:
+                has = gpu.vf_types.get(device, 0)
+                if has != _type_number(vgpu_type):
+                    found.append(Finding(NOVA_TYPE_MISSING, True, (
+                        'Nova was given {} as {}, but the VF has vGPU type '
+                        '{}').format(device, vgpu_type, has or 'none')))
+            elif gpu.types and vgpu_type not in gpu.types.get(device, {}):
+                found.append(Finding(NOVA_TYPE_MISSING, True, (
+                    'Nova was given {} on {}, which the device does not '
+                    'offer').format(vgpu_type, device)))
+    for vgpu_type, devices in sorted(missing.items()):
+        found.append(Finding(NOVA_DEVICE_MISSING, True, (
+            'Nova was given {} device{} this host does not have: {} ({})'
+        ).format(len(devices), '' if len(devices) == 1 else 's',
+                 _listed(sorted(devices)), vgpu_type)))
+    found += _guests_without_vgpus(facts, gpu_of, by_gpu)
+    return found
+
+
+def _guests_without_vgpus(facts: HostFacts, gpu_of: Dict[str, str],
+                          by_gpu: Dict[str, GpuState]) -> List[Finding]:
+    """Guests whose definition names a vGPU the host does not have: an
+    mdev that does not exist, or a VF (one Nova was given, one the charm
+    typed, or a VF of a vendor-VFIO GPU) that is gone or untyped."""
+    found = []
+    existing = {uuid for uuid, _, _ in facts.mdevs}
+    for uuid, guests in sorted(facts.mdev_users.items()):
+        if uuid in existing:
+            continue
+        place = facts.recorded.get(uuid)
+        where = ('last seen on {} as {}'.format(*place) if place else
+                 'the charm has no record of where it was')
+        found.append(Finding(GUEST_VGPU_MISSING, True, (
+            'Guest {} has lost its vGPU {} ({})').format(
+                ', '.join(sorted(guests)), uuid, where)))
+    candidates = set(facts.recorded_vf_types)
+    candidates.update(device for devices in (facts.published or {}).values()
+                      for device in devices)
+    candidates.update(vf for gpu in facts.gpus if gpu.vendor_vfio
+                      for vf in gpu.vfs)
+    for address, guests in sorted(facts.pci_users.items()):
+        if address not in candidates:
+            continue
+        gpu = by_gpu.get(gpu_of.get(address, ''))
+        if gpu is None:
+            why = 'the VF is gone'
+        elif gpu.vendor_vfio and not gpu.vf_types.get(address):
+            why = 'the VF has no vGPU type'
+        else:
+            continue
+        found.append(Finding(GUEST_VGPU_MISSING, True, (
+            'Guest {} has lost its vGPU on {} ({})').format(
+                ', '.join(sorted(guests)), address, why)))
+    return found
+
+
+def findings(facts: HostFacts) -> List[Finding]:
+    """Everything the action reports, broken first in the order to fix
+    them (software, configuration, services, drift), then notices."""
+    found: List[Finding] = []
+    if facts.gpus:
+        if facts.software_problem:
+            found.append(Finding(SOFTWARE_PROBLEM, True,
+                                 facts.software_problem))
+        elif facts.installed is None:
+            found.append(Finding(NO_SOFTWARE, True,
+                                 software.resource_problem(None)))
+        elif facts.driver != facts.installed.version:
+            found.append(Finding(
+                REBOOT_REQUIRED, True,
+                software.reboot_message(facts.installed, facts.driver)))
+    if facts.config_problem:
+        found.append(Finding(CONFIG_BLOCKED, True, facts.config_problem))
+    for name, state in sorted(facts.services.items()):
+        if state != 'active' and not facts.paused:
+            found.append(Finding(SERVICE_STOPPED, True, (
+                'Service {} is {} (systemctl status {})').format(
+                    name, state, name)))
+    for name, state in sorted(facts.boot_units.items()):
+        if state == 'failed':
+            found.append(Finding(BOOT_UNIT_FAILED, True, (
+                'Boot unit {} failed (journalctl -b -u {})').format(
+                    name, name)))
+    found += drift(facts)
+    if facts.paused:
+        found.append(Finding(PAUSED, False, (
+            'The unit is paused: the vGPU Manager is stopped on purpose '
+            '(resume to start it)')))
+    if facts.held:
+        found.append(Finding(RETYPE_PENDING, False, guest_safety.held_message(
+            facts.held, facts.held_whole_host)))
+    if facts.waiting_software:
+        package, version = facts.waiting_software
+        guests = guest_safety.guest_names(_vgpus_in_use(facts))
+        found.append(Finding(SOFTWARE_WAITS, False,
+                             guest_safety.software_waits_message(
+                                 package, version, guests)))
+    if facts.wanted is not None and facts.wanted != (facts.published or {}):
+        found.append(Finding(NOVA_NOT_GIVEN_YET, False, (
+            'Nova has not been given this host\'s vGPU settings yet (they '
+            'go at the next hook)')))
+    return found
+
+
+def _vgpus_in_use(facts: HostFacts) -> List[guest_safety.VgpuInUse]:
+    vf_types = {vf: number for gpu in facts.gpus
+                for vf, number in gpu.vf_types.items()}
+    return guest_safety.vgpus_in_use(facts.mdevs, facts.mdev_users,
+                                     vf_types, facts.pci_users)
+
+
+def status_message(found: Sequence[Finding]) -> Optional[str]:
+    """The unit status line for drift, or None: the first, and how many
+    more the vgpu-health action lists."""
+    shown = [finding for finding in found if finding.code in DRIFT]
+    if not shown:
+        return None
+    more = len(shown) - 1
+    return 'Host drift: {}{}'.format(
+        shown[0].message,
+        ' (and {} more: run vgpu-health)'.format(more) if more else '')
+
+
+def _mode(gpu: GpuState) -> str:
+    if not gpu.total_vfs:
+        return 'mdev'
+    if not gpu.vfs:
+        return 'sriov'      # no VFs: which driver model cannot be told
+    return 'vendor-vfio' if gpu.vendor_vfio else 'sriov-mdev'
+
+
+def gpu_rows(facts: HostFacts) -> List[Dict[str, object]]:
+    """One record per GPU: its mode, VFs, the type(s) Nova was given and
+    what the mappings want, vGPUs created, in use and free, guests."""
+    rows = []
+    users = {uuid: list(guests) for uuid, guests in facts.mdev_users.items()}
+    held = {gpu.gpu: gpu for gpu in facts.held}
+    for gpu in facts.gpus:
+        devices = (gpu.address,) + tuple(gpu.vfs)
+        given = _types_on(facts.published, devices)
+        # A GPU whose retype waits keeps its type in what Nova should
+        # have now; what the mappings ask for is what waits.
+        wanted = (sorted(held[gpu.address].wants) if gpu.address in held
+                  else _types_on(facts.wanted, devices))
+        guests = set()
+        if gpu.vendor_vfio:
+            created = [vf for vf in gpu.vfs if gpu.vf_types.get(vf)]
+            in_use = [vf for vf in created if vf in facts.pci_users]
+            for vf in in_use:
+                guests.update(facts.pci_users[vf])
+        else:
+            created = [uuid for uuid, parent, _ in facts.mdevs
+                       if parent in devices]
+            in_use = [uuid for uuid in created if uuid in users]
+            for uuid in in_use:
+                guests.update(users[uuid])
+        rows.append({
+            'address': gpu.address, 'model': gpu.model, 'mode': _mode(gpu),
+            'vfs': {'enabled': len(gpu.vfs), 'total': gpu.total_vfs}
+            if gpu.total_vfs else None,
+            'nova_types': given,
+            'wanted_types': wanted if facts.wanted is not None or
+            gpu.address in held else None,
+            'profiles': [gpu.names[t] for t in given if gpu.names.get(t)],
+            'created': len(created), 'in_use': len(in_use),
+            'free': _free(facts, gpu, given),
+            'guests': sorted(guests)})
+    return rows
+
+
+def _types_on(mappings: Optional[Mappings],
+              devices: Sequence[str]) -> List[str]:
+    """The types these mappings give this GPU; a GPU without its VFs is
+    matched by the VFs' addresses only while they exist, so it shows
+    none then."""
+    return sorted(vgpu_type for vgpu_type, listed in (mappings or {}).items()
+                  if set(listed) & set(devices))
+
+
+def _free(facts: HostFacts, gpu: GpuState,
+          given: Sequence[str]) -> Optional[int]:
+    """vGPUs Nova could still create of the type(s) it was given here;
+    None where the driver's counts were not read."""
+    if not given:
+        return None
+    devices = {device for vgpu_type in given
+               for device in (facts.published or {}).get(vgpu_type, ())}
+    if gpu.vendor_vfio:
+        return sum(1 for vf in gpu.vfs if vf in devices and
+                   gpu.vf_types.get(vf) and vf not in facts.pci_users)
+    counts = [gpu.types.get(device, {}).get(vgpu_type)
+              for vgpu_type in given for device in sorted(devices)
+              if device in gpu.types]
+    if not counts or any(count is None for count in counts):
+        return None
+    return sum(counts)
+
+
+class Versions(NamedTuple):
+    """What live migration depends on, as installed (None: not found)."""
+
+    nova: Optional[str]      # nova-common's Debian version
+    libvirt: Optional[str]   # libvirt's Debian version
+    qemu: Optional[str]      # qemu-system-x86's Debian version
+    linux: Optional[str]     # the running kernel's release
+
+
+def migration_readiness(versions: Versions) -> Dict[str, object]:
+    """Each component against Nova's minimum for migrating vGPU guests,
+    and whether all are met."""
+    checks = []
+    for component, minimum in MIGRATION_MINIMUMS:
+        version = getattr(versions, component)
+        found = releases.upstream_tuple(version) if version else ()
+        checks.append({
+            'component': component,
+            'version': releases.upstream_version(version)
+            if version else None,
+            'minimum': '.'.join(str(part) for part in minimum),
+            'ok': bool(found) and found >= minimum})
+    return {'ready': all(check['ok'] for check in checks),
+            'checks': checks}
+
+
+def report(facts: HostFacts, versions: Optional[Versions] = None,
+           nvidia_smi: Optional[str] = None) -> Dict[str, object]:
+    """The action's structured result."""
+    found = findings(facts)
+    installed = facts.installed
+    result: Dict[str, object] = {
+        'healthy': not any(finding.broken for finding in found),
+        'vgpu_manager': {
+            'package': installed.package if installed else None,
+            'installed': installed.version if installed else None,
+            'running': facts.driver},
+        'services': dict(facts.services),
+        'boot_units': dict(facts.boot_units),
+        'gpus': gpu_rows(facts),
+        'findings': [finding.as_dict() for finding in found],
+        'nvidia_smi': nvidia_smi,
+    }
+    if versions is not None:
+        result['live_migration'] = migration_readiness(versions)
+    return result
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return '-'
+    if isinstance(value, list):
+        return ', '.join(str(item) for item in value) or '-'
+    return str(value)
+
+
+def _check(check: Mapping[str, object]) -> str:
+    """'qemu 8.2.2 >= 8.1.0', 'qemu 6.2 < 8.1.0', 'qemu not found
+    (needs 8.1.0)'."""
+    if check['version'] is None:
+        return '{} not found (needs {})'.format(check['component'],
+                                                check['minimum'])
+    return '{} {} {} {}'.format(check['component'], check['version'],
+                                '>=' if check['ok'] else '<',
+                                check['minimum'])
+
+
+def table(result: Mapping[str, object]) -> str:
+    """The action's 'output': a line per GPU, then the software, the
+    findings and live migration readiness, then the verdict."""
+    header = ['GPU', 'model', 'mode', 'VFs', 'Nova type', 'created',
+              'in use', 'free', 'guests']
+    rows = [header]
+    for row in result['gpus']:
+        vfs = row['vfs']
+        nova = _cell(row['nova_types'])
+        if row['profiles']:
+            nova += ' ({})'.format(', '.join(row['profiles']))
+        if row['wanted_types'] is not None and \
+                row['wanted_types'] != row['nova_types']:
+            nova += ' -> ' + _cell(row['wanted_types'])
+        rows.append([row['address'], row['model'], row['mode'],
+                     '{}/{}'.format(vfs['enabled'], vfs['total'])
+                     if vfs else '-', nova, _cell(row['created']),
+                     _cell(row['in_use']), _cell(row['free']),
+                     _cell(row['guests'])])
+    lines = []
+    if len(rows) > 1:
+        widths = [max(len(row[column]) for row in rows)
+                  for column in range(len(header))]
+        lines = ['  '.join(cell.ljust(width) for cell, width
+                           in zip(row, widths)).rstrip() for row in rows]
+    else:
+        lines = ['No NVIDIA GPU on this host.']
+    manager = result['vgpu_manager']
+    if manager['package']:
+        lines.append('vGPU Manager: {} {} installed; driver {}'.format(
+            manager['package'], manager['installed'],
+            '{} running'.format(manager['running']) if manager['running']
+            else 'not running'))
+    elif result['gpus']:
+        lines.append('vGPU Manager: not installed')
+    for key, title in (('services', 'Services'),
+                       ('boot_units', 'Boot units')):
+        if result[key]:
+            lines.append('{}: {}'.format(title, ', '.join(
+                '{} {}'.format(name, state)
+                for name, state in sorted(result[key].items()))))
+    for finding in result['findings']:
+        lines.append('{}: {}'.format(
+            'BROKEN' if finding['broken'] else 'note', finding['message']))
+    migration = result.get('live_migration')
+    if migration:
+        lines.append('Live migration: {} ({})'.format(
+            'ready' if migration['ready'] else 'not ready',
+            ', '.join(_check(check) for check in migration['checks'])))
+    if result['nvidia_smi'] is None:
+        lines.append('nvidia-smi: not on this host')
+    else:
+        lines.append('nvidia-smi vgpu: see the nvidia-smi result')
+    broken = [finding for finding in result['findings']
+              if finding['broken']]
+    lines.append('Healthy' if not broken else
+                 'Unhealthy: {} problem{}'.format(
+                     len(broken), '' if len(broken) == 1 else 's'))
+    return '\n'.join(lines)
+
+
+def failure(result: Mapping[str, object]) -> Optional[str]:
+    """The action-fail message: every broken finding; None if healthy."""
+    broken = [finding['message'] for finding in result['findings']
+              if finding['broken']]
+    if not broken:
+        return None
+    return 'Host not healthy: ' + '; '.join(broken)
