@@ -451,7 +451,6 @@ def test_the_code_messages_are_found():
                   'Reboot required: installed NVIDIA software *',
                   'Waiting for the nova-vgpu relation: ',
                   'Unit is ready: *',
-                  'Waiting for SR-IOV VFs on *',
                   'GPUs at *',
                   'Installing NVIDIA vGPU host software *',
                   'Kernel headers for the running kernel * are missing',

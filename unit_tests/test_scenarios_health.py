@@ -67,19 +67,22 @@ def test_vfs_not_enabled_after_a_boot_fail_the_check_and_show_in_status():
     assert reboot['hooks'] == [{'hook': 'start', 'exit_code': 0}]
     assert ['systemctl', 'restart', 'nvidia-vgpu-sriov.service'] in \
         reboot['commands']
+    # Nova keeps the GPU's VFs (and the guest's allocation) meanwhile.
+    assert reboot['relation_sets'] == 0
     update = by_name(output, 'update-status')[1]
     assert update['status'] == {
         'workload': 'blocked', 'message':
         'Host drift: SR-IOV GPU 0000:41:00.0 has no VFs (0 of 16) although '
         'the NVIDIA driver runs: they were not enabled after the last boot '
-        '(nvidia-vgpu-sriov) (and 1 more: run vgpu-health)'}
+        '(nvidia-vgpu-sriov) (and 2 more: run vgpu-health)'}
     assert_read_only(update)
     result = health(broken)
     assert result['healthy'] is False
     assert [(finding['code'], finding['broken'])
             for finding in result['findings']] == [
         ('boot-unit-failed', True), ('boot-unit-failed', True),
-        ('vfs-missing', True), ('guest-vgpu-missing', True)]
+        ('vfs-missing', True), ('nova-device-missing', True),
+        ('guest-vgpu-missing', True)]
     assert result['boot_units'] == {'nvidia-vgpu-restore-mdevs': 'failed',
                                     'nvidia-vgpu-sriov': 'failed'}
     assert result['gpus'][0]['mode'] == 'sriov'

@@ -234,7 +234,8 @@ def findings(facts: HostFacts) -> List[Finding]:
             found.append(Finding(BOOT_UNIT_FAILED, True, (
                 'Boot unit {} failed (journalctl -b -u {})').format(
                     name, name)))
-    found += drift(facts)
+    drifted = drift(facts)
+    found += drifted
     if facts.paused:
         found.append(Finding(PAUSED, False, (
             'The unit is paused: the vGPU Manager is stopped on purpose '
@@ -248,7 +249,11 @@ def findings(facts: HostFacts) -> List[Finding]:
         found.append(Finding(SOFTWARE_WAITS, False,
                              guest_safety.software_waits_message(
                                  package, version, guests)))
-    if facts.wanted is not None and facts.wanted != (facts.published or {}):
+    # While VFs are missing Nova keeps what it has (the charm publishes
+    # nothing until they are back): that is the VFs' finding, not this.
+    vfs_missing = any(finding.code == VFS_MISSING for finding in drifted)
+    if (facts.wanted is not None and not vfs_missing and
+            facts.wanted != (facts.published or {})):
         found.append(Finding(NOVA_NOT_GIVEN_YET, False, (
             'Nova has not been given this host\'s vGPU settings yet (they '
             'go at the next hook)')))

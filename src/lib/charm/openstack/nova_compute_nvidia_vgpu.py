@@ -693,12 +693,15 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """Tell nova-compute what it needs, setting only what changed.
 
         Also in update-status (periodic), where a change that waited for
-        guests applies once they are gone, except while SR-IOV VFs are
-        missing: a periodic hook must not take a GPU away from Nova
-        because its VFs are not back yet.
+        guests applies once they are gone. Not while SR-IOV VFs are
+        missing, in update-status or where the driver runs (a boot whose
+        VFs were not enabled): no hook takes a GPU away from Nova, and
+        its guests' allocations, because its VFs are not back yet. Before
+        the driver first runs there are none to take.
         """
         config = self.nova_vgpu_config
-        if periodic and config.waiting:
+        if config.waiting and (
+                periodic or kernel.nvidia_driver_version() is not None):
             return
         unitdata.kv().set(CLASS_REFUSAL_KEY, config.class_refusal)
         settings = self.nova_settings()
@@ -746,11 +749,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return 'waiting', 'Waiting for the {} relation: {}'.format(
                 RELATION, juju_commands.relate_command(
                     os.environ.get('JUJU_VERSION'), *RELATION_ENDPOINTS))
+        # SR-IOV GPUs without VFs (config.waiting) are blocked before
+        # this: a reboot while the driver does not run, host drift once
+        # it does.
         config = self.nova_vgpu_config
-        if config.waiting:
-            return 'waiting', ('Waiting for SR-IOV VFs on {} (enabled once '
-                               'the NVIDIA driver runs)'.format(
-                                   ', '.join(config.waiting)))
         if config.resolution and config.resolution.unresolved:
             return 'waiting', ('Waiting for the NVIDIA driver to resolve '
                                'vGPU profile names {} (nothing is published '
