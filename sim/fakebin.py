@@ -778,6 +778,12 @@ def exec_start(name):
     if os.path.basename(argv[0]).startswith('python3'):
         record('host', ['python3'] + argv[1:])
         environment['NVIDIA_VGPU_HOST_ROOT'] = HOST_ROOT
+        # Only the unit's own path, and the simulator's host boundary
+        # (runtime/: sysfs attributes take each write as one event).
+        runtime = os.path.join(os.environ['SIM_REPO'], 'sim', 'runtime')
+        environment['PYTHONPATH'] = os.pathsep.join(
+            [runtime] + [part for part in [environment.get('PYTHONPATH')]
+                         if part])
         return [os.environ['SIM_PYTHON']] + argv[1:], environment
     return [os.path.basename(argv[0])] + argv[1:], environment
 

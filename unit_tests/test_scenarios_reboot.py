@@ -10,6 +10,9 @@ SETTINGS = '/var/lib/nova-compute-nvidia-vgpu/boot.json'
 MDEVS = [
     {'parent': '0000:84:00.0', 'type': 'nvidia-108',
      'uuid': '4b20d080-1b54-4048-85b3-a6a62d165c01'},
+    # A second guest on the same GPU, same type: both come back.
+    {'parent': '0000:84:00.0', 'type': 'nvidia-108',
+     'uuid': 'c3d9e1f2-7a6b-4c5d-8e9f-0a1b2c3d4e5f'},
     {'parent': '0000:85:00.0', 'type': 'nvidia-105',
      'uuid': '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b'}]
 

@@ -17,6 +17,31 @@ def _report_python(path):
         stream.write('{}.{}\n'.format(*sys.version_info[:2]))
 
 
+def _sysfs_writes_are_events(host_root):
+    """The kernel takes each write to a sysfs attribute as one event: a
+    UUID written to an mdev type's `create` makes one vGPU, and opening it
+    truncates nothing. A regular file opened for writing is truncated, so
+    one process creating two vGPUs of a type on one parent would leave
+    only the last for the simulator to collect: here such a file is
+    opened to append, one write a line."""
+    import builtins
+    real_open = builtins.open
+    sys_dir = os.path.join(host_root, 'sys') + os.sep
+
+    def open_sysfs_aware(file, mode='r', *args, **kwargs):
+        if (isinstance(file, str) and 'w' in mode and
+                os.path.basename(file) == 'create' and
+                os.path.abspath(file).startswith(sys_dir)):
+            stream = real_open(file, mode.replace('w', 'a'), *args,
+                               **kwargs)
+            stream.write(b'\n' if 'b' in mode else '\n')
+            return stream
+        return real_open(file, mode, *args, **kwargs)
+    builtins.open = open_sysfs_aware
+
+
+if os.environ.get('SIM_HOST_ROOT'):
+    _sysfs_writes_are_events(os.environ['SIM_HOST_ROOT'])
 if os.environ.get('SIM_PYTHONS_SEEN'):
     _report_python(os.environ['SIM_PYTHONS_SEEN'])
 _VERSIONS = {'bionic': '18.04', 'focal': '20.04', 'jammy': '22.04',
