@@ -34,6 +34,9 @@ class Published(NamedTuple):
     status: Optional[tuple]        # (workload, message) when not publishing
     relation_data: Dict[str, str]  # what the unit sets on nova-vgpu
     nova_conf: str                 # nova-compute's rendering of it
+    # type -> devices the charm says Nova gives it beyond the mappings
+    # (what the ready status names: one type, before Caracal)
+    nova_adds: Dict[str, List[str]] = {}
 
 
 def _charm_class(fake_commands, config: Dict[str, Any], nova_version: str):
@@ -92,4 +95,4 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
             nova_config.subordinate_configuration(decided.sections),
             sort_keys=True)
     rendered = render_text(consume(fake_commands, data)) if data else ''
-    return Published(decided.problem, data, rendered)
+    return Published(decided.problem, data, rendered, decided.nova_adds)

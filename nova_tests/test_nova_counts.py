@@ -7,11 +7,17 @@ and starts Nova's real LibvirtDriver on it over Nova's own fake libvirt
 in Placement: one provider per device, its resource class and total,
 the totals per physical GPU, and where Nova creates a guest's vGPU.
 
-Runs against the nova installed in the tox env (nova34, nova29).
+Runs against the nova installed in the tox env (nova34, nova29, nova28).
+Before Caracal (nova 28 here) Nova gives a host's one enabled type to
+every device offering it, whatever device_addresses says: the charm says
+so in its status (nova_adds), and every case checks that what Nova takes
+beyond the addresses is exactly what the charm says it takes.
 """
 import importlib.metadata
+import re
 
 import pytest
+from nova import exception
 
 from charm_side import publish
 from nova_host import FakeHost, NovaCompute, per_gpu
@@ -21,6 +27,8 @@ NOVA = importlib.metadata.version('nova')
 NOVA_MAJOR = int(NOVA.split('.')[0])
 # As Ubuntu's nova-common reports the same release.
 NOVA_COMMON = '3:{}-0ubuntu1'.format(NOVA)
+# Nova keeps one type to its device_addresses from Caracal (29) on.
+KEEPS_ONE_TYPE_TO_ITS_ADDRESSES = NOVA_MAJOR >= 29
 
 
 def v100(address, **extra):
@@ -77,6 +85,9 @@ def a40(address):
 
 STARTED = []
 A40_1, A40_2 = '0000:51:00.0', '0000:52:00.0'
+# Providers Nova makes of one A40 under one type of A40-2Q: the 24 VFs the
+# charm chose (the GPU hosts 24), or before Caracal all 32.
+A40_OFFERED = 24 if KEEPS_ONE_TYPE_TO_ITS_ADDRESSES else 32
 
 
 def nova_on(tmp_path, fake_commands, pci, mappings, mdevs=None,
@@ -86,8 +97,22 @@ def nova_on(tmp_path, fake_commands, pci, mappings, mdevs=None,
                         mdevs=mdevs, domains=domains,
                         resource_class=resource_class)
     assert published.status is None, published.status
-    return start_nova(tmp_path, published.nova_conf + extra_conf, pci,
-                      mdevs, order)
+    compute = start_nova(tmp_path, published.nova_conf + extra_conf, pci,
+                         mdevs, order)
+    # What Nova takes beyond the addresses is what the charm's status
+    # names (nothing from Caracal on).
+    assert beyond_the_addresses(compute, published.nova_conf) == sorted(
+        device for devices in published.nova_adds.values()
+        for device in devices)
+    return compute
+
+
+def beyond_the_addresses(compute, nova_conf):
+    """Devices Nova offers vGPUs on that no device_addresses names."""
+    named = {address for line in re.findall(
+        r'(?m)^device_addresses = (.*)$', nova_conf)
+        for address in line.split(',')}
+    return sorted(set(compute.report()) - named)
 
 
 def start_nova(tmp_path, nova_conf, pci, mdevs=None, order='lspci',
@@ -146,7 +171,10 @@ def test_one_type_on_one_of_two_gpus(tmp_path, fake_commands):
     compute = nova_on(tmp_path, fake_commands,
                       [v100('0000:84:00.0'), v100('0000:85:00.0')],
                       "{'nvidia-108': ['0000:85:00.0']}")
-    assert_reports(compute, {'0000:85:00.0': 2})
+    if KEEPS_ONE_TYPE_TO_ITS_ADDRESSES:
+        assert_reports(compute, {'0000:85:00.0': 2})
+    else:
+        assert_reports(compute, {'0000:84:00.0': 2, '0000:85:00.0': 2})
 
 
 FLEET = ("{'nvidia-108': ['10de:1db4'], "
@@ -179,7 +207,9 @@ def test_pci_domain_0001(tmp_path, fake_commands):
     compute = nova_on(tmp_path, fake_commands,
                       [v100('0001:84:00.0'), v100('0000:84:00.0')],
                       "{'nvidia-105': ['0001:84:00.0']}")
-    assert_reports(compute, {'0001:84:00.0': 16})
+    assert_reports(compute, dict(
+        {'0001:84:00.0': 16}, **({} if KEEPS_ONE_TYPE_TO_ITS_ADDRESSES
+                                 else {'0000:84:00.0': 16})))
     assert compute.allocate('0001:84:00.0') == [
         ('0001:84:00.0', 'nvidia-105')]
 
@@ -189,9 +219,10 @@ def test_pci_domain_0001(tmp_path, fake_commands):
 def test_one_a40(tmp_path, fake_commands):
     compute = nova_on(tmp_path, fake_commands, [a40(A40_1)],
                       "{'nvidia-557': ['%s']}" % A40_1)
-    report = assert_reports(compute, {A40_1: 24})
-    # The lowest 24 VFs, one vGPU each.
-    assert report == {vf: {'VGPU': 1} for vf in vf_addresses(A40_1, 24)}
+    report = assert_reports(compute, {A40_1: A40_OFFERED})
+    # The lowest 24 VFs, one vGPU each (before Caracal: every VF).
+    assert report == {vf: {'VGPU': 1}
+                      for vf in vf_addresses(A40_1, A40_OFFERED)}
     assert compute.allocate('0000:51:00.4') == [('0000:51:00.4',
                                                  'nvidia-557')]
 
@@ -201,7 +232,7 @@ def test_two_a40s_each_get_their_own_capacity(tmp_path, fake_commands,
                                               order):
     compute = nova_on(tmp_path, fake_commands, [a40(A40_1), a40(A40_2)],
                       "{'nvidia-557': ['10de:2235']}", order=order)
-    assert_reports(compute, {A40_1: 24, A40_2: 24})
+    assert_reports(compute, {A40_1: A40_OFFERED, A40_2: A40_OFFERED})
 
 
 def test_every_vgpu_placement_offers_on_an_a40_can_be_created(
@@ -212,13 +243,22 @@ def test_every_vgpu_placement_offers_on_an_a40_can_be_created(
                if compute.host.gpu_of[address] == A40_1]
     # One guest per provider: Nova must create each vGPU where Placement
     # put it (ComputeResourcesUnavailable otherwise).
-    for address in offered:
+    assert len(offered) == A40_OFFERED
+    for address in offered[:24]:
         assert compute.allocate(address) == [(address, 'nvidia-557')]
-    assert len(offered) == 24
-    # The GPU is full; Nova still counts what it hosts, nothing more.
-    assert_reports(compute, {A40_1: 24, A40_2: 24})
+    # Before Caracal Placement offers 8 more the full GPU cannot create:
+    # guests sent there fail to boot (the charm's status names them).
+    for address in offered[24:]:
+        with pytest.raises(exception.ComputeResourcesUnavailable):
+            compute.allocate(address)
+    # The GPU is full; Nova still counts what it hosts, nothing more
+    # (before Caracal the 8 stay in Placement: Nova never reports a
+    # total of 0, it leaves the last inventory there).
+    assert_reports(compute, {A40_1: A40_OFFERED, A40_2: A40_OFFERED})
 
 
+@pytest.mark.skipif(NOVA_MAJOR < 29, reason='no max_instances before '
+                    'Caracal')
 def test_max_instances_would_change_nothing(tmp_path, fake_commands):
     # The host-wide cap Nova applies, at what the GPUs can host together:
     # the charm's per-GPU VFs already add up to it, so it never binds.
@@ -238,7 +278,7 @@ def test_a_vf_a_guest_uses_stays_with_nova(tmp_path, fake_commands):
                       "{'nvidia-557': ['%s']}" % A40_1, mdevs=mdevs,
                       domains=[{'name': 'instance-0000002a',
                                 'mdevs': [uuid]}])
-    report = assert_reports(compute, {A40_1: 24})
+    report = assert_reports(compute, {A40_1: A40_OFFERED})
     assert in_use in report
 
 
@@ -313,6 +353,8 @@ def test_a_pf_address_for_an_sriov_gpu_gets_nothing_from_nova(
         assert_reports(compute, {A40_1: 24})
 
 
+@pytest.mark.skipif(NOVA_MAJOR < 29, reason='before Caracal one type goes '
+                    'to every GPU, whatever its address says')
 def test_an_upper_case_address_left_as_typed_gets_nothing_from_nova(
         tmp_path, fake_commands):
     nova_conf = ('[devices]\nenabled_mdev_types = nvidia-108\n'
@@ -325,7 +367,8 @@ def test_an_upper_case_address_left_as_typed_gets_nothing_from_nova(
 def test_every_vf_published_overcommits_the_first_a40(tmp_path,
                                                       fake_commands):
     # What the charm published before it chose VFs per GPU: all 64 VFs,
-    # capped host-wide. Nova gives the first GPU 32 providers.
+    # capped host-wide (from Caracal). Nova gives the first GPU 32
+    # providers; before Caracal, with no cap, both get 32.
     vfs = vf_addresses(A40_1, 32) + vf_addresses(A40_2, 32)
     nova_conf = ('[devices]\nenabled_mdev_types = nvidia-557\n'
                  '[mdev_nvidia-557]\ndevice_addresses = %s\n'
@@ -334,4 +377,5 @@ def test_every_vf_published_overcommits_the_first_a40(tmp_path,
     with pytest.raises(AssertionError):
         assert_reports(compute, {A40_1: 24, A40_2: 24})
     assert per_gpu(compute.report(), compute.host) == {
-        A40_1: {'VGPU': 32}, A40_2: {'VGPU': 16}}
+        A40_1: {'VGPU': 32},
+        A40_2: {'VGPU': 16 if KEEPS_ONE_TYPE_TO_ITS_ADDRESSES else 32}}

@@ -240,6 +240,20 @@ def test_changes_that_wait_are_notes_and_the_host_stays_healthy():
     assert 'the whole host waits' in whole.message and not whole.broken
 
 
+def test_devices_nova_takes_beyond_the_mappings_are_a_note():
+    # Before Caracal, one type goes to every GPU offering it: what that
+    # Nova does, so the host stays healthy, and the note names the GPU.
+    facts = v100_host(published={'nvidia-105': [V100_B]},
+                      wanted={'nvidia-105': [V100_B]},
+                      nova_adds={'nvidia-105': [V100_A]})
+    found = health.findings(facts)
+    assert codes(found) == [(health.NOVA_TAKES_MORE, False)]
+    assert found[0].message.startswith(
+        'Nova also gives nvidia-105 to {} ('.format(V100_A))
+    assert health.report(facts)['healthy'] is True
+    assert health.drift(facts) == []
+
+
 def test_migration_readiness_compares_upstream_versions():
     ready = health.migration_readiness(health.Versions(
         '3:29.2.0-0ubuntu1', '10.0.0-2ubuntu8.4', '1:8.2.2+ds-0ubuntu1.4',

@@ -158,3 +158,63 @@ def test_pci_entries_under_a_profile_class(fake_commands):
         '"product_id": "26b9", "resource_class": "CUSTOM_VGPU_L40S_2Q", '
         '"vendor_id": "10de"}',
         'report_in_placement = True']
+
+
+# ------------------- before Caracal, one type goes to every device offering it
+
+V100_HOST = {'0000:84:00.0': ['nvidia-105', 'nvidia-108'],
+             '0000:85:00.0': ['nvidia-105', 'nvidia-108'],
+             '0000:86:00.0': ['nvidia-222']}
+
+
+@pytest.mark.parametrize('options', ['QUEENS', 'USSURI', 'XENA'])
+def test_before_caracal_one_type_reaches_every_gpu_offering_it(options):
+    adds = nova_config.devices_nova_adds(
+        {'nvidia-108': ['0000:85:00.0']}, getattr(nova_config, options),
+        V100_HOST)
+    # Not the T4 at 86:00.0: it does not offer nvidia-108.
+    assert adds == {'nvidia-108': ['0000:84:00.0']}
+
+
+@pytest.mark.parametrize('options', ['CARACAL', 'EPOXY'])
+def test_from_caracal_nova_keeps_one_type_to_its_addresses(options):
+    assert nova_config.devices_nova_adds(
+        {'nvidia-108': ['0000:85:00.0']}, getattr(nova_config, options),
+        V100_HOST) == {}
+
+
+def test_two_types_keep_to_their_addresses_on_every_release():
+    for options in (nova_config.USSURI, nova_config.XENA):
+        assert nova_config.devices_nova_adds(
+            {'nvidia-105': ['0000:84:00.0'], 'nvidia-108': ['0000:85:00.0']},
+            options, V100_HOST) == {}
+
+
+def test_every_gpu_mapped_leaves_nova_nothing_to_add():
+    assert nova_config.devices_nova_adds(
+        {'nvidia-108': ['0000:84:00.0', '0000:85:00.0']}, nova_config.XENA,
+        V100_HOST) == {}
+    assert nova_config.devices_nova_adds({}, nova_config.XENA,
+                                         V100_HOST) == {}
+
+
+def test_vfs_beyond_capacity_are_counted_per_gpu():
+    vfs = ['0000:51:00.{}'.format(n) for n in range(4, 8)] + \
+        ['0000:51:01.{}'.format(n) for n in range(8)]
+    offered = {vf: ['nvidia-557', 'nvidia-566'] for vf in vfs}
+    offered['0000:51:00.0'] = []   # the PF of an SR-IOV GPU offers none
+    gpu_of = {vf: '0000:51:00.0' for vf in vfs}
+    adds = nova_config.devices_nova_adds({'nvidia-557': vfs[:9]},
+                                         nova_config.XENA, offered)
+    assert adds == {'nvidia-557': vfs[9:]}
+    assert nova_config.adds_summary(adds, gpu_of) == [
+        'Nova also gives nvidia-557 to 3 VFs of 0000:51:00.0 (before '
+        'Caracal, Nova gives a host\'s only vGPU type to every device '
+        'offering it: map a second type here, or upgrade)']
+
+
+def test_a_whole_gpu_is_named_by_its_address():
+    assert nova_config.adds_summary(
+        {'nvidia-108': ['0000:84:00.0']}, {'0000:84:00.0': '0000:84:00.0'}
+    )[0].startswith('Nova also gives nvidia-108 to 0000:84:00.0 (')
+    assert nova_config.adds_summary({}, {}) == []

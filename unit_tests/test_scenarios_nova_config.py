@@ -141,3 +141,30 @@ def test_a_type_this_gpu_does_not_offer_blocks_and_keeps_nova_as_is():
     assert sections(output) == {
         'devices': [['enabled_mdev_types', 'nvidia-108']],
         'mdev_nvidia-108': [['device_addresses', '0000:84:00.0']]}
+
+
+def test_before_caracal_one_type_reaching_another_gpu_is_named():
+    output = scenario('nova-config/yoga-one-type-every-gpu.yaml')
+    steps = {step['step']: step for step in output['steps']}
+    first_ready = output['steps'][4]
+    assert first_ready['step'] == 'update-status'
+    # Published as asked: Nova's behaviour is told, not worked around.
+    assert first_ready['status'] == {'workload': 'active', 'message': (
+        READY + '; Nova also gives nvidia-108 to 0000:84:00.0 (before '
+        'Caracal, Nova gives a host\'s only vGPU type to every device '
+        'offering it: map a second type here, or upgrade)')}
+    noted, cleared = output['actions']
+    assert noted['failed'] is None
+    assert [(finding['code'], finding['broken']) for finding in json.loads(
+        noted['results']['health'])['findings']] == [
+        ('nova-takes-more', False)]
+    assert 'note: Nova also gives nvidia-108 to 0000:84:00.0' in \
+        noted['results']['output']
+    # A second type on the first GPU: Nova keeps each to its addresses.
+    assert steps['config']['status'] == {'workload': 'active',
+                                         'message': READY}
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-105, nvidia-108']],
+        'mdev_nvidia-105': [['device_addresses', '0000:84:00.0']],
+        'mdev_nvidia-108': [['device_addresses', '0000:85:00.0']]}
+    assert json.loads(cleared['results']['health'])['findings'] == []

@@ -21,7 +21,9 @@ acts:
 Reported but healthy, as they are changes under way that wait for
 guests or for the next hook: a paused unit, a retype pending (a GPU
 keeps its type for the guests on it), an attached driver revision that
-waits for guests, settings not handed to Nova yet. Live migration
+waits for guests, settings not handed to Nova yet; and devices Nova
+gives the host's one type beyond the mappings (before Caracal: what that
+Nova does, not drift). Live migration
 readiness (release and versions against Nova's documented minimums) is
 information, never a failure: many clouds do not migrate vGPU guests.
 
@@ -31,7 +33,7 @@ them), findings, rows, a table and a status line out.
 from typing import (Dict, List, Mapping, NamedTuple, Optional, Sequence,
                     Tuple)
 
-from nvidia_vgpu import guest_safety, releases, software
+from nvidia_vgpu import guest_safety, nova_config, releases, software
 
 Mappings = Dict[str, List[str]]
 
@@ -50,6 +52,7 @@ PAUSED = 'paused'
 RETYPE_PENDING = 'retype-pending'
 SOFTWARE_WAITS = 'software-waits'
 NOVA_NOT_GIVEN_YET = 'nova-not-given-yet'
+NOVA_TAKES_MORE = 'nova-takes-more'
 # What update-status shows: the drift no other status of the unit names.
 DRIFT = (VFS_MISSING, NOVA_DEVICE_MISSING, NOVA_TYPE_MISSING,
          GUEST_VGPU_MISSING)
@@ -94,6 +97,8 @@ class HostFacts(NamedTuple):
     waiting_software: Optional[Tuple[str, str]] = None  # (package, ver)
     held: Sequence[guest_safety.HeldGpu] = ()
     held_whole_host: bool = False  # one type per host: all of it waits
+    # type -> devices Nova gives it beyond the mappings (one type, < 29)
+    nova_adds: Mapping[str, Sequence[str]] = {}
     config_problem: Optional[str] = None    # why the unit is blocked
     # systemctl is-active's answer per service ({}: not asked)
     services: Mapping[str, str] = {}
@@ -249,6 +254,10 @@ def findings(facts: HostFacts) -> List[Finding]:
         found.append(Finding(SOFTWARE_WAITS, False,
                              guest_safety.software_waits_message(
                                  package, version, guests)))
+    for message in nova_config.adds_summary(
+            {vgpu_type: list(devices) for vgpu_type, devices
+             in facts.nova_adds.items()}, _gpu_of(facts.gpus)):
+        found.append(Finding(NOVA_TAKES_MORE, False, message))
     # While VFs are missing Nova keeps what it has (the charm publishes
     # nothing until they are back): that is the VFs' finding, not this.
     vfs_missing = any(finding.code == VFS_MISSING for finding in drifted)

@@ -5,7 +5,8 @@ apply (NovaOptions); these functions only turn validated mappings into
 the sections nova-compute renders, and the JSON the principal reads.
 """
 import json
-from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
+from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
+                    Tuple)
 
 from nvidia_vgpu.mappings import Mappings
 
@@ -29,17 +30,27 @@ class NovaOptions(NamedTuple):
     # The fewest types a host must enable for Nova to honour
     # [mdev_<type>] mdev_class; None: no such option (before Xena).
     mdev_class_types: Optional[int] = None
+    # The fewest types a host must enable for Nova to keep each type to
+    # its device_addresses; with fewer, Nova gives its one type to every
+    # device that offers it.
+    address_types: int = 2
 
 
+# Before Caracal, with one type enabled, LibvirtDriver's
+# _get_vgpu_type_per_pgpu returns it for every device without looking at
+# the addresses (nova 21.2.4, 25.2.1, 28.3.1); Queens to Train have no
+# addresses at all.
 QUEENS = NovaOptions('enabled_vgpu_types', None)
 USSURI = NovaOptions('enabled_vgpu_types', 'vgpu_')
 # nova 24-28 register [mdev_<type>] mdev_class in LibvirtDriver.__init__
 # only when several types are enabled; with one, every vGPU is VGPU
 # (nova/virt/libvirt/driver.py _get_supported_vgpu_types, 24.0.0-28.3.1).
 XENA = NovaOptions('enabled_mdev_types', 'mdev_', mdev_class_types=2)
-# From 29.0.0 it registers them always. Caracal's [mdev_<type>]
-# max_instances is not used: capacity.py says why.
-CARACAL = NovaOptions('enabled_mdev_types', 'mdev_', mdev_class_types=1)
+# From 29.0.0 it registers them always, and a device outside every
+# type's device_addresses gets no type (nova 29.2.1). Caracal's
+# [mdev_<type>] max_instances is not used: capacity.py says why.
+CARACAL = NovaOptions('enabled_mdev_types', 'mdev_', mdev_class_types=1,
+                      address_types=1)
 EPOXY = CARACAL._replace(managed_no_vfs=True)
 
 
@@ -72,6 +83,51 @@ def nova_sections(mappings: Mappings, options: NovaOptions,
                 group.append(['mdev_class', resource_class])
             sections[options.type_group_prefix + vgpu_type] = group
     return sections
+
+
+def devices_nova_adds(mappings: Mappings, options: NovaOptions,
+                      offered: Mapping[str, Iterable[str]]
+                      ) -> Dict[str, List[str]]:
+    """type -> the devices Nova gives it although the mappings do not.
+
+    offered: mdev device -> the types it offers (sysfs). Where the host
+    enables fewer types than this Nova needs to honour device_addresses
+    (one, before Caracal), Nova uses its one type on every device that
+    offers it: a GPU left out of the mappings, and on an SR-IOV GPU the
+    VFs beyond what it can host (capacity.py chose fewer). Nothing can be
+    written to stop that on those releases; the operator is told.
+    """
+    if not mappings or len(mappings) >= options.address_types:
+        return {}
+    adds = {}
+    for vgpu_type, named in mappings.items():
+        extra = sorted(device for device, types in offered.items()
+                       if vgpu_type in types and device not in named)
+        if extra:
+            adds[vgpu_type] = extra
+    return adds
+
+
+def adds_summary(adds: Mapping[str, List[str]],
+                 gpu_of: Mapping[str, str]) -> List[str]:
+    """Status phrases for devices_nova_adds: a whole GPU by its address,
+    VFs counted per GPU (gpu_of: device -> its physical GPU)."""
+    phrases = []
+    for vgpu_type, devices in sorted(adds.items()):
+        gpus = sorted(device for device in devices
+                      if gpu_of.get(device, device) == device)
+        vfs: Dict[str, int] = {}
+        for device in devices:
+            if gpu_of.get(device, device) != device:
+                vfs[gpu_of[device]] = vfs.get(gpu_of[device], 0) + 1
+        parts = gpus + ['{} VF{} of {}'.format(
+            count, '' if count == 1 else 's', gpu)
+            for gpu, count in sorted(vfs.items())]
+        phrases.append(
+            'Nova also gives {} to {} (before Caracal, Nova gives a host\'s '
+            'only vGPU type to every device offering it: map a second type '
+            'here, or upgrade)'.format(vgpu_type, ', '.join(parts)))
+    return phrases
 
 
 def subordinate_configuration(sections: Sections) -> Dict[str, dict]:

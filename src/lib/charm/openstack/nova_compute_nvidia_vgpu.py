@@ -116,6 +116,8 @@ class NovaVgpuConfig(NamedTuple):
     gpus: List[mappings.HostGpu] = []  # as read for this config
     # device -> {type id: name} the driver offers (None: not running)
     offered: Optional[Dict[str, Dict[str, str]]] = None
+    # type -> devices Nova gives it beyond the mappings (one type, < 29)
+    nova_adds: Dict[str, List[str]] = {}
 
 
 def _split(host_mappings: Dict[str, List[str]], devices: Set[str],
@@ -666,6 +668,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             for vgpu_type in vfio_mappings})
         if pci_entries:
             sections['pci'] = pci_entries
+        vfio_gpus = {gpu.address for gpu in gpus if gpu.vendor_vfio}
+        nova_adds = nova_config.devices_nova_adds(
+            mdev_mappings, self.nova_options, {
+                device: types for device, types in (offered or {}).items()
+                if gpu_of.get(device) not in vfio_gpus})
         return NovaVgpuConfig(
             sections, None, host.absent, waiting=host.waiting,
             host_mappings=effective, vf_types=vfio_mappings,
@@ -676,7 +683,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             resource_class=chosen, classes={
                 vgpu_type: classes[vgpu_type] for vgpu_type in effective},
             unnamed=found.unnamed, class_held=class_held,
-            gpus=gpus, offered=offered)
+            gpus=gpus, offered=offered, nova_adds=nova_adds)
 
     def nova_settings(self) -> Dict[str, object]:
         """The relation settings this host should have published now
@@ -773,6 +780,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             message += '; {} SR-IOV VFs'.format(config.vf_count)
         for phrase in capacity.summary(config.sriov_capacity):
             message += '; ' + phrase
+        for phrase in nova_config.adds_summary(config.nova_adds, {
+                vf: gpu.address for gpu in config.gpus
+                for vf in gpu.virtual_functions}):
+            message += '; ' + phrase
         for phrase in profiles.summary(config.resolution):
             message += '; ' + phrase
         for phrase in resource_classes.summary(config.resource_class,
@@ -841,6 +852,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             waiting_software=(waiting['package'], waiting['version'])
             if waiting else None, held=config.held,
             held_whole_host=config.held_whole_host,
+            nova_adds=config.nova_adds,
             config_problem=config.problem[1] if config.problem and
             config.problem[0] == 'blocked' else None,
             services=survey.services(self.services) if detail else {},
