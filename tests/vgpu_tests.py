@@ -44,6 +44,17 @@ TIMEOUT = 1800
 # [vgpu_<type>] device_addresses; Xena on rename them to mdev.
 NOVA_USSURI, NOVA_XENA = 21, 24
 GUEST_TIMEOUT = 900
+# Nova honours [mdev_<type>] mdev_class from Xena with two or more types
+# on a host, from Caracal with any (docs/index.md, Limits).
+NOVA_CARACAL = 29
+# list-vgpu-types: type, GPU, name, ..., then what the charm publishes.
+TYPE_LINE = re.compile(
+    r'^nvidia-\d+, [0-9a-f:.]+, .*, profile=(?P<profile>[A-Za-z0-9-]+), '
+    r'resource_class=(?P<resource_class>VGPU|CUSTOM_[A-Z0-9_]+|none), '
+    r'flavor=(?P<flavor>\S+)$')
+MDEV_CLASS = re.compile(r'(?m)^mdev_class\s*=\s*(CUSTOM_VGPU_[A-Z0-9_]+)$')
+# [pci] device_spec of a VF typed by NVIDIA's vendor-specific VFIO driver.
+PCI_CLASS = re.compile(r'"resource_class": "(CUSTOM_VGPU_[A-Z0-9_]+)"')
 
 
 def expected_nova_options(nova_version):
@@ -61,6 +72,22 @@ def nova_version(unit_name):
     result = zaza.model.run_on_unit(
         unit_name, "dpkg-query -W -f='${Version}' nova-common")
     return result['Stdout'].strip()
+
+
+def per_profile_honoured(nova_version, types_on_host):
+    """Whether this nova reads a per-profile mdev_class on a host that
+    enables this many types (else the charm must refuse it)."""
+    major = int(nova_version.split(':')[-1].split('.')[0])
+    return major >= NOVA_CARACAL or (major >= NOVA_XENA and
+                                     types_on_host >= 2)
+
+
+def enabled_types(nova_conf_text):
+    """The types a nova.conf enables ([devices] enabled_*_types)."""
+    match = re.search(r'(?m)^enabled_(?:mdev|vgpu)_types\s*=\s*(.*)$',
+                      nova_conf_text)
+    return [name.strip() for name in match.group(1).split(',')] \
+        if match else []
 
 
 def vgpu_flavor_specs(trait=None):
@@ -135,6 +162,36 @@ def published_settings(principal, subordinate):
         principal, 'relation-get --format=json -r {} - {}'.format(
             rid, subordinate))
     return json.loads(result['Stdout'])
+
+
+def ready_units():
+    """Our units whose status is 'Unit is ready ...'."""
+    status = zaza.model.get_status().applications[PRINCIPAL]
+    return sorted(
+        name for principal in status.units.values()
+        for name, unit in (principal.subordinates or {}).items()
+        if name.startswith(APPLICATION + '/') and
+        unit.workload_status.status == 'active' and
+        unit.workload_status.info.startswith('Unit is ready'))
+
+
+def assert_ready_units_healthy(test):
+    """vgpu-health agrees with every ready unit: completed, 'Healthy' in
+    its table, healthy with nothing broken in its JSON. Returns {unit:
+    its report}."""
+    reports = {}
+    for unit in ready_units():
+        action = zaza.model.run_action(unit, 'vgpu-health')
+        test.assertEqual(action.data['status'], 'completed',
+                         action.data.get('message'))
+        results = action.data['results']
+        test.assertEqual(results['output'].splitlines()[-1], 'Healthy')
+        report = json.loads(results['health'])
+        test.assertIs(report['healthy'], True)
+        test.assertEqual([finding for finding in report['findings']
+                          if finding['broken']], [])
+        reports[unit] = report
+    return reports
 
 
 def refusal_pattern(character):
@@ -248,9 +305,25 @@ class VgpuSubordinateTest(unittest.TestCase):
                                        raise_on_failure=True)
         output = action.data['results']['output']
         if self.has_gpus:
-            self.assertRegex(output, r'^nvidia-\d+, [0-9a-f:.]+, ')
+            lines = output.splitlines()
+            found = [TYPE_LINE.match(line) for line in lines]
+            self.assertTrue(lines and all(found), output)
+            # The default class: a flavor asks for resources:VGPU=1.
+            for match in found:
+                self.assertEqual(match.group('resource_class'), 'VGPU')
+                self.assertEqual(match.group('flavor'), 'resources:VGPU=1')
         else:
             self.assertEqual(output, 'No NVIDIA GPU on this host.')
+
+    def test_vgpu_health_passes_on_every_ready_unit(self):
+        checked = assert_ready_units_healthy(self)
+        self.assertTrue(checked, 'no unit of {} is ready'.format(
+            APPLICATION))
+        if not self.has_gpus:
+            # Every unit is ready, and none lists a GPU.
+            self.assertEqual(sorted(checked), self.units)
+            for report in checked.values():
+                self.assertEqual(report['gpus'], [])
 
 
 @unittest.skipUnless(hardware_mappings(),
@@ -289,6 +362,61 @@ class VgpuHardwareTest(unittest.TestCase):
                 self.assertRegex(
                     text, r'(?m)^\[{}nvidia-\d+\]$'.format(prefix))
                 self.assertRegex(text, r'(?m)^device_addresses\s*=\s*\S')
+        # Every GPU host is ready now, and its health check agrees.
+        reports = assert_ready_units_healthy(self)
+        self.assertEqual(sorted(reports), units)
+        for report in reports.values():
+            self.assertTrue(report['gpus'])
+
+    def test_per_profile_classes_where_nova_reads_them(self):
+        # Runs after the reboot above (alphabetical order): the driver
+        # names each type. Where this nova reads mdev_class, each type
+        # goes to Nova in its profile's class and list-vgpu-types names
+        # the flavor property; elsewhere the unit refuses, naming the
+        # release, and nova.conf stays as it was.
+        principals = {unit.entity_id: nova_version(unit.entity_id)
+                      for unit in zaza.model.get_units(PRINCIPAL)}
+        before = {unit: nova_conf(unit) for unit in principals}
+        ours = subordinates_by_principal()
+        zaza.model.set_application_config(
+            APPLICATION, {'vgpu-resource-class': 'per-profile'})
+        try:
+            zaza.model.block_until_all_units_idle()
+            for principal, version in sorted(principals.items()):
+                unit = ours[principal]
+                if not per_profile_honoured(
+                        version, len(enabled_types(before[principal]))):
+                    zaza.model.block_until_unit_wl_message_match(
+                        unit, '^Invalid vgpu-resource-class: ',
+                        timeout=TIMEOUT)
+                    self.assertEqual(nova_conf(principal), before[principal])
+                    continue
+                zaza.model.block_until_unit_wl_message_match(
+                    unit, '^Unit is ready: .* as CUSTOM_VGPU_',
+                    timeout=TIMEOUT)
+                zaza.model.block_until_all_units_idle()
+                text = nova_conf(principal)
+                flavors = {'resources:{}=1'.format(vgpu_class)
+                           for vgpu_class in MDEV_CLASS.findall(text)}
+                flavors.update('pci_passthrough:alias={}:1'.format(
+                    vgpu_class) for vgpu_class in PCI_CLASS.findall(text))
+                self.assertTrue(flavors, 'no per-profile class in nova.conf '
+                                'on ' + principal)
+                listed = zaza.model.run_action(
+                    unit, 'list-vgpu-types', raise_on_failure=True)
+                offered = {match.group('flavor') for match in (
+                    TYPE_LINE.match(line) for line in
+                    listed.data['results']['output'].splitlines())
+                    if match}
+                self.assertLessEqual(flavors, offered)
+        finally:
+            zaza.model.set_application_config(
+                APPLICATION, {'vgpu-resource-class': 'VGPU'})
+            zaza.model.block_until_all_units_idle()
+        for principal in principals:
+            text = nova_conf(principal)
+            self.assertIsNone(MDEV_CLASS.search(text) or
+                              PCI_CLASS.search(text))
 
 
 @unittest.skipUnless(guest_settings(),

@@ -169,3 +169,58 @@ def test_the_hostile_values_hold_real_characters_the_charm_names(
             mappings.parse(value)
         assert re.match(vgpu_tests.refusal_pattern(character),
                         str(refused.value)), str(refused.value)
+
+
+def test_list_vgpu_types_lines_are_read_as_the_charm_writes_them(
+        vgpu_tests):
+    from nvidia_vgpu import vgpu_types
+    record = {'type': 'nvidia-558', 'address': '0000:41:00.0',
+              'name': 'NVIDIA A40-2Q', 'framebuffer': '2048M',
+              'max_instance': '24', 'available_instances': 24, 'vfs': 32,
+              'profile': 'A40-2Q', 'resource_class': 'VGPU',
+              'flavor_property': 'resources:VGPU=1'}
+    unnamed = dict(record, type='nvidia-999', profile=None,
+                   resource_class=None, flavor_property=None)
+    lines = vgpu_types.table([record, unnamed, dict(
+        record, resource_class='CUSTOM_VGPU_A40_2Q',
+        flavor_property='resources:CUSTOM_VGPU_A40_2Q=1')]).splitlines()
+    found = [vgpu_tests.TYPE_LINE.match(line) for line in lines]
+    assert [(match.group('profile'), match.group('resource_class'),
+             match.group('flavor')) for match in found] == [
+        ('A40-2Q', 'VGPU', 'resources:VGPU=1'), ('none', 'none', 'none'),
+        ('A40-2Q', 'CUSTOM_VGPU_A40_2Q', 'resources:CUSTOM_VGPU_A40_2Q=1')]
+
+
+@pytest.mark.parametrize('version, types, honoured', [
+    ('2:21.2.4-0ubuntu2', 2, False),    # ussuri: no mdev_class
+    ('3:25.2.1-0ubuntu2', 1, False),    # yoga, one type: Nova ignores it
+    ('3:25.2.1-0ubuntu2', 2, True),
+    ('3:28.0.1-0ubuntu1', 2, True),     # bobcat
+    ('3:29.2.0-0ubuntu1', 1, True),     # caracal
+])
+def test_per_profile_test_expects_what_each_release_honours(
+        vgpu_tests, version, types, honoured):
+    assert vgpu_tests.per_profile_honoured(version, types) is honoured
+
+
+def test_per_profile_test_reads_the_nova_conf_the_charm_renders(
+        vgpu_tests, fake_commands):
+    from nova_consumer import consume, published, render_text
+    from nvidia_vgpu import nova_config
+    sections = nova_config.nova_sections(
+        {'nvidia-105': ['0000:84:00.0'], 'nvidia-108': ['0000:85:00.0']},
+        nova_config.CARACAL, {'nvidia-105': 'CUSTOM_VGPU_V100_1Q',
+                              'nvidia-108': 'CUSTOM_VGPU_V100_8Q'})
+    text = render_text(consume(fake_commands, published(sections)))
+    assert vgpu_tests.enabled_types(text) == ['nvidia-105', 'nvidia-108']
+    assert vgpu_tests.MDEV_CLASS.findall(text) == [
+        'CUSTOM_VGPU_V100_1Q', 'CUSTOM_VGPU_V100_8Q']
+    assert vgpu_tests.enabled_types('[DEFAULT]\n') == []
+    # NVIDIA's vendor-specific VFIO driver: the class is in [pci].
+    pci = nova_config.pci_passthrough_section(
+        {'nvidia-1148': [('0000:41:00.4', '26b9')]},
+        {'nvidia-1148': ('CUSTOM_VGPU_L40S_2Q', 'CUSTOM_VGPU_L40S_2Q')})
+    text = render_text(consume(fake_commands, published({'pci': pci})))
+    assert set(vgpu_tests.PCI_CLASS.findall(text)) == {
+        'CUSTOM_VGPU_L40S_2Q'}
+    assert vgpu_tests.MDEV_CLASS.findall(text) == []
