@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = os.path.join(REPO, 'scenarios')
@@ -30,6 +31,33 @@ def scenario_text(name: str) -> str:
 
 def scenario(name: str) -> dict:
     return json.loads(scenario_text(name))
+
+
+def shipped(name: str) -> str:
+    """The text of a shipped scenario (scenarios/<name>), for a test to
+    cut or change before it runs it."""
+    with open(os.path.join(SCENARIOS, name)) as stream:
+        return stream.read()
+
+
+def until(text: str, last_step: str) -> str:
+    """The scenario with its steps cut after the first step written
+    exactly as last_step (e.g. 'start')."""
+    head, steps = text.split('steps:\n')
+    kept = steps[:steps.index('  - ' + last_step + '\n')]
+    return '{}steps:\n{}  - {}\n'.format(head, kept, last_step)
+
+
+def sections(output_or_data: dict) -> Optional[dict]:
+    """The nova.conf sections a unit published over nova-vgpu, read as
+    nova-compute reads them: from a simulator output (its one relation)
+    or from a relation's data; None where nothing was published."""
+    relations = output_or_data.get('relations')
+    data = next(iter(relations.values())) if relations else output_or_data
+    blob = data.get('subordinate_configuration')
+    if blob is None:
+        return None
+    return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
 
 
 def run_yaml(tmp_path, text: str) -> dict:

@@ -1,13 +1,7 @@
 """One vgpu-device-mappings value for a fleet (scenarios/fleet/*.yaml):
 GPU selectors give each host its own addresses."""
-import json
 
-from simulation import scenario
-
-
-def sections(output):
-    blob = output['relations']['nova-vgpu:1']['subordinate_configuration']
-    return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
+from simulation import scenario, sections
 
 
 def test_the_v100_host_gets_its_v100s():

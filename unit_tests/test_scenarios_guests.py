@@ -6,7 +6,7 @@ hook, update-status included, applies what waited."""
 import json
 import os
 
-from simulation import SCENARIOS, run_yaml, scenario
+from simulation import SCENARIOS, run_yaml, scenario, sections
 
 RESOURCE = ('/var/lib/juju/agents/unit-nova-compute-nvidia-vgpu-0/'
             'resources/nvidia-vgpu-software/nvidia-vgpu.deb')
@@ -18,12 +18,6 @@ V100_HELD = (
     '0000:84:00.0 keeps nvidia-108 for instance-0000002a, instance-0000002b '
     '(wanted: nvidia-105); it applies once they are gone (stop or migrate '
     'them)')
-
-
-def sections(output):
-    blob = json.loads(output['relations']['nova-vgpu:1'][
-        'subordinate_configuration'])
-    return blob['nova']['/etc/nova/nova.conf']['sections']
 
 
 def by_step(output):

@@ -2,18 +2,10 @@
 nova-compute receives, and what it keeps when the operator errs."""
 import json
 
-from simulation import scenario
+from simulation import scenario, sections
 
 RID = 'nova-vgpu:1'
 READY = 'Unit is ready: 2 NVIDIA GPUs (Tesla V100 PCIe 16GB)'
-
-
-def sections(output_or_data):
-    data = output_or_data.get('relations', {}).get(RID, output_or_data)
-    blob = data.get('subordinate_configuration')
-    if blob is None:
-        return None
-    return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
 
 
 def published_after_each_step(output):

@@ -2,9 +2,8 @@
 host finds the type id its own driver gives the name, on every kind of
 GPU, and publishes nothing for a name before the driver runs."""
 import json
-import os
 
-from simulation import SCENARIOS, run_yaml, scenario
+from simulation import run_yaml, scenario, sections, shipped, until
 
 A100_VFS = ['0000:41:00.{}'.format(f) for f in range(4, 8)] + [
     '0000:41:01.{}'.format(f) for f in range(8)]
@@ -12,26 +11,10 @@ A40_VFS = ['0000:41:0{}.{}'.format(d, f) for d in range(4) for f in range(8)
            if (d, f) >= (0, 4)]
 
 
-def sections(output):
-    blob = output['relations']['nova-vgpu:1']['subordinate_configuration']
-    return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
-
-
-def shipped(name):
-    with open(os.path.join(SCENARIOS, 'profiles', name)) as stream:
-        return stream.read()
-
-
-def until(text, last_step):
-    """The scenario with its steps cut after last_step."""
-    head, steps = text.split('steps:\n')
-    kept = steps[:steps.index('  - ' + last_step + '\n')]
-    return '{}steps:\n{}  - {}\n'.format(head, kept, last_step)
-
-
 def test_before_the_driver_runs_the_name_gets_nothing_the_id_is_published(
         tmp_path):
-    output = run_yaml(tmp_path, until(shipped('v100-yoga.yaml'), 'start'))
+    output = run_yaml(tmp_path, until(
+        shipped('profiles/v100-yoga.yaml'), 'start'))
     assert sections(output) == {
         'devices': [['enabled_mdev_types', 'nvidia-105']],
         'mdev_nvidia-105': [['device_addresses', '0000:85:00.0']]}
@@ -84,7 +67,7 @@ def test_a_mig_backed_name_is_read_on_the_a100s_vfs():
 
 def test_the_name_is_the_same_whichever_prefix_the_driver_prints(tmp_path):
     """Drivers print "GRID A100D-..." or "NVIDIA A100D-..."."""
-    text = shipped('a100-mig-caracal.yaml').replace(
+    text = shipped('profiles/a100-mig-caracal.yaml').replace(
         'name: GRID A100D', 'name: NVIDIA A100D')
     assert 'NVIDIA A100D-1-10C' in text
     output = run_yaml(tmp_path, text)

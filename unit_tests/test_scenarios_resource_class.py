@@ -2,32 +2,14 @@
 class per vGPU profile where the host's Nova honours it, refused naming
 the release where it would not, and VGPU publishing what it always has."""
 import json
-import os
 
-from simulation import SCENARIOS, run_yaml, scenario
+from simulation import run_yaml, scenario, sections, shipped, until
 
 A40_1_VFS = ['0000:51:0{}.{}'.format(d, f) for d in range(4)
              for f in range(8) if (d, f) >= (0, 4)]
 L40S_VFS = ['0000:41:00.{}'.format(f) for f in range(4, 8)] + [
     '0000:41:01.{}'.format(f) for f in range(4)]
 READY_A40 = 'Unit is ready: 2 NVIDIA GPUs (A40); 64 SR-IOV VFs; '
-
-
-def sections(output):
-    blob = output['relations']['nova-vgpu:1']['subordinate_configuration']
-    return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
-
-
-def shipped(name):
-    with open(os.path.join(SCENARIOS, 'resource-class', name)) as stream:
-        return stream.read()
-
-
-def until(text, last_step):
-    """The scenario with its steps cut after last_step."""
-    head, steps = text.split('steps:\n')
-    kept = steps[:steps.index('  - ' + last_step + '\n')]
-    return '{}steps:\n{}  - {}\n'.format(head, kept, last_step)
 
 
 def step_named(output, name, nth=0):
@@ -38,7 +20,8 @@ def step_named(output, name, nth=0):
 
 def test_per_profile_on_caracal_while_a_guest_holds_one_type(tmp_path):
     output = run_yaml(tmp_path, until(
-        shipped('a40-caracal-two-types.yaml'), 'action: list-vgpu-types'))
+        shipped('resource-class/a40-caracal-two-types.yaml'),
+        'action: list-vgpu-types'))
     changed = step_named(output, 'config')
     assert changed['relation_sets'] == 1
     # A40-2Q moves at once; A40-48Q keeps VGPU under the guest's vGPU.
@@ -146,7 +129,8 @@ def pci(output):
 
 
 def test_before_the_driver_names_the_type_nothing_is_published(tmp_path):
-    output = run_yaml(tmp_path, until(shipped('l40s-epoxy.yaml'), 'start'))
+    output = run_yaml(tmp_path, until(
+        shipped('resource-class/l40s-epoxy.yaml'), 'start'))
     assert pci(output) == ([], [])
 
 

@@ -2,7 +2,6 @@
 run under its series' Python, and each scenario's series is one that
 ships its OpenStack release."""
 import glob
-import json
 import os
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import pytest
 import yaml
 from nvidia_vgpu import releases
 from sim import pythons
-from simulation import REPO, SCENARIOS, run_yaml, scenario
+from simulation import REPO, SCENARIOS, run_yaml, scenario, sections
 
 # Ubuntu series -> OpenStack releases it ships (its own first, then the
 # Ubuntu Cloud Archive), from ../shared/reference/nova-vgpu-config.md.
@@ -54,12 +53,6 @@ def test_the_suite_covers_every_series_with_its_releases():
         covered.setdefault(series, set()).add(release)
     for series, wanted in REQUIRED.items():
         assert wanted <= covered.get(series, set()), series
-
-
-def sections(output):
-    relation, = output['relations'].values()
-    return json.loads(relation['subordinate_configuration'])[
-        'nova']['/etc/nova/nova.conf']['sections']
 
 
 @pytest.mark.parametrize('name, python, expected', [

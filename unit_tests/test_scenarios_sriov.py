@@ -1,8 +1,7 @@
 """SR-IOV GPUs (scenarios/sriov/*.yaml): VFs enabled at every boot, the
 GPU's address standing for its VFs, as many VFs as the GPU can host."""
-import json
 
-from simulation import scenario
+from simulation import scenario, sections
 
 UNIT = '/etc/systemd/system/nvidia-vgpu-sriov.service'
 READY = 'Unit is ready: 1 NVIDIA GPU (A100 PCIe 80GB); 16 SR-IOV VFs'
@@ -11,11 +10,6 @@ READY_697 = READY + '; nvidia-697: 2 vGPUs on 1 GPU'
 VFS = ['0000:41:00.{}'.format(f) for f in range(4, 8)] + [
     '0000:41:01.{}'.format(f) for f in range(8)] + [
     '0000:41:02.{}'.format(f) for f in range(4)]
-
-
-def sections(output):
-    blob = output['relations']['nova-vgpu:1']['subordinate_configuration']
-    return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
 
 
 def test_boot_unit_is_installed_with_the_software_and_enabled():
