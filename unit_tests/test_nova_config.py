@@ -210,7 +210,7 @@ def test_vfs_beyond_capacity_are_counted_per_gpu():
     assert nova_config.adds_summary(adds, gpu_of) == [
         'Nova also gives nvidia-557 to 3 VFs of 0000:51:00.0 (before '
         'Caracal, Nova gives a host\'s only vGPU type to every device '
-        'offering it: map a second type here, or upgrade)']
+        'offering it: give another GPU here a second type, or upgrade)']
 
 
 def test_a_whole_gpu_is_named_by_its_address():

@@ -144,7 +144,7 @@ def test_before_caracal_one_type_reaching_another_gpu_is_named():
     assert first_ready['status'] == {'workload': 'active', 'message': (
         READY + '; Nova also gives nvidia-108 to 0000:84:00.0 (before '
         'Caracal, Nova gives a host\'s only vGPU type to every device '
-        'offering it: map a second type here, or upgrade)')}
+        'offering it: give another GPU here a second type, or upgrade)')}
     noted, cleared = output['actions']
     assert noted['failed'] is None
     assert [(finding['code'], finding['broken']) for finding in json.loads(

@@ -23,9 +23,9 @@ guests or for the next hook: a paused unit, a retype pending (a GPU
 keeps its type for the guests on it), an attached driver revision that
 waits for guests, settings not handed to Nova yet; and devices Nova
 gives the host's one type beyond the mappings (before Caracal: what that
-Nova does, not drift). Live migration
-readiness (release and versions against Nova's documented minimums) is
-information, never a failure: many clouds do not migrate vGPU guests.
+Nova does, not drift). Live migration readiness (release and versions
+against Nova's documented minimums) is information, never a failure:
+many clouds do not migrate vGPU guests.
 
 Pure functions: HostFacts in (survey.py and the charm class gather
 them), findings, rows, a table and a status line out.

@@ -125,8 +125,9 @@ def adds_summary(adds: Mapping[str, List[str]],
             for gpu, count in sorted(vfs.items())]
         phrases.append(
             'Nova also gives {} to {} (before Caracal, Nova gives a host\'s '
-            'only vGPU type to every device offering it: map a second type '
-            'here, or upgrade)'.format(vgpu_type, ', '.join(parts)))
+            'only vGPU type to every device offering it: give another GPU '
+            'here a second type, or upgrade)'.format(
+                vgpu_type, ', '.join(parts)))
     return phrases
 
 
