@@ -254,9 +254,8 @@ def findings(facts: HostFacts) -> List[Finding]:
         found.append(Finding(SOFTWARE_WAITS, False,
                              guest_safety.software_waits_message(
                                  package, version, guests)))
-    for message in nova_config.adds_summary(
-            {vgpu_type: list(devices) for vgpu_type, devices
-             in facts.nova_adds.items()}, _gpu_of(facts.gpus)):
+    for message in nova_config.adds_summary(facts.nova_adds,
+                                            _gpu_of(facts.gpus)):
         found.append(Finding(NOVA_TAKES_MORE, False, message))
     # While VFs are missing Nova keeps what it has (the charm publishes
     # nothing until they are back): that is the VFs' finding, not this.

@@ -6,7 +6,7 @@ the sections nova-compute renders, and the JSON the principal reads.
 """
 import json
 from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
-                    Tuple)
+                    Sequence, Tuple)
 
 from nvidia_vgpu.mappings import Mappings
 
@@ -108,18 +108,19 @@ def devices_nova_adds(mappings: Mappings, options: NovaOptions,
     return adds
 
 
-def adds_summary(adds: Mapping[str, List[str]],
+def adds_summary(adds: Mapping[str, Sequence[str]],
                  gpu_of: Mapping[str, str]) -> List[str]:
     """Status phrases for devices_nova_adds: a whole GPU by its address,
-    VFs counted per GPU (gpu_of: device -> its physical GPU)."""
+    VFs counted per GPU (gpu_of: VF -> its physical GPU)."""
     phrases = []
     for vgpu_type, devices in sorted(adds.items()):
-        gpus = sorted(device for device in devices
-                      if gpu_of.get(device, device) == device)
+        gpus: List[str] = []
         vfs: Dict[str, int] = {}
-        for device in devices:
-            if gpu_of.get(device, device) != device:
+        for device in sorted(devices):
+            if device in gpu_of and gpu_of[device] != device:
                 vfs[gpu_of[device]] = vfs.get(gpu_of[device], 0) + 1
+            else:
+                gpus.append(device)
         parts = gpus + ['{} VF{} of {}'.format(
             count, '' if count == 1 else 's', gpu)
             for gpu, count in sorted(vfs.items())]
