@@ -1,5 +1,7 @@
 """Running the hook simulator from tests, as an operator would run it."""
+import fcntl
 import functools
+import hashlib
 import json
 import os
 import subprocess
@@ -8,6 +10,11 @@ from typing import Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = os.path.join(REPO, 'scenarios')
+# What a shipped scenario's output depends on: it is simulated once per
+# test run, whichever worker and test file asks first.
+SIMULATED_TREES = ('src', 'sim', 'interfaces', 'scenarios',
+                   os.path.join('unit_tests', 'stand_ins'))
+OUTPUT_CACHE = os.path.join(REPO, '.tox', 'scenario-outputs')
 # Commands that change a host.
 HOST_CHANGING = {'apt-get', 'dpkg', 'systemctl', 'service',
                  'update-initramfs', 'modprobe', 'rmmod', 'mdevctl'}
@@ -23,10 +30,40 @@ def simulate_text(path: str) -> str:
     return done.stdout
 
 
+@functools.lru_cache(maxsize=1)
+def _inputs_digest() -> str:
+    """A digest of every file a simulation reads from this tree, and of
+    the Python running it."""
+    digest = hashlib.sha256(sys.version.encode())
+    for tree in SIMULATED_TREES:
+        for folder, folders, files in os.walk(os.path.join(REPO, tree)):
+            folders[:] = sorted(d for d in folders if d != '__pycache__')
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, REPO).encode() + b'\0')
+                with open(path, 'rb') as stream:
+                    digest.update(stream.read() + b'\0')
+    return digest.hexdigest()[:20]
+
+
 @functools.lru_cache(maxsize=None)
 def scenario_text(name: str) -> str:
-    """Output of a shipped scenario (scenarios/<name>), run once."""
-    return simulate_text(os.path.join(SCENARIOS, name))
+    """Output of a shipped scenario (scenarios/<name>), simulated once per
+    state of the tree: test workers share it through a file, and wait
+    for the one that runs it."""
+    cached = os.path.join(OUTPUT_CACHE, _inputs_digest(),
+                          name.replace(os.sep, '__') + '.json')
+    os.makedirs(os.path.dirname(cached), exist_ok=True)
+    with open(cached + '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(cached):
+            with open(cached) as stream:
+                return stream.read()
+        text = simulate_text(os.path.join(SCENARIOS, name))
+        with open(cached + '.tmp', 'w') as stream:
+            stream.write(text)
+        os.replace(cached + '.tmp', cached)
+        return text
 
 
 def scenario(name: str) -> dict:
