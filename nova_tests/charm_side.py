@@ -90,7 +90,7 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
     decided = charm.nova_vgpu_config
     data = {}
     if decided.sections is not None:
-        from nvidia_vgpu import nova_config
+        from nvidia_vgpu.nova import nova_config
         data['subordinate_configuration'] = json.dumps(
             nova_config.subordinate_configuration(decided.sections),
             sort_keys=True)

@@ -20,7 +20,7 @@ import charmhelpers.core.hookenv as hookenv
 from charmhelpers.contrib.openstack import context as os_context
 from charmhelpers.contrib.openstack.context import SubordinateConfigContext
 
-from nvidia_vgpu import nova_config
+from nvidia_vgpu.nova import nova_config
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RELATION_ID = 'nova-vgpu:7'

@@ -1,8 +1,8 @@
-"""Which VFs of each SR-IOV GPU Nova is given (nvidia_vgpu.capacity): as
+"""Which VFs of each SR-IOV GPU Nova is given (nvidia_vgpu.nova.capacity): as
 many as the GPU can host of the type, lowest first, never taking away a
 VF a guest's vGPU lives on."""
-from nvidia_vgpu import capacity
-from nvidia_vgpu.mappings import HostGpu
+from nvidia_vgpu.nova import capacity
+from nvidia_vgpu.model import HostGpu
 
 
 def vfs(prefix, count):

@@ -94,7 +94,7 @@ def test_the_hook_instance_is_chosen_through_the_selector(charm_module,
 ])
 def test_each_release_family_gets_its_nova_options(
         charm_module, fake_commands, version, options, limit):
-    from nvidia_vgpu import nova_config
+    from nvidia_vgpu.nova import nova_config
     installed(fake_commands, version)
     fake_commands.set('config-get', stdout='{"vgpu-device-mappings": ""}')
     instance = charm_module.NovaComputeNvidiaVgpuCharm.singleton

@@ -162,7 +162,7 @@ def test_the_hostile_values_hold_real_characters_the_charm_names(
         vgpu_tests):
     import re
 
-    from nvidia_vgpu import mappings
+    from nvidia_vgpu.nova import mappings
     assert len(vgpu_tests.HOSTILE_MAPPINGS) >= 6
     for value, character in vgpu_tests.HOSTILE_MAPPINGS:
         with pytest.raises(mappings.MappingError) as refused:
@@ -206,7 +206,7 @@ def test_per_profile_test_expects_what_each_release_honours(
 def test_per_profile_test_reads_the_nova_conf_the_charm_renders(
         vgpu_tests, fake_commands):
     from nova_consumer import consume, published, render_text
-    from nvidia_vgpu import nova_config
+    from nvidia_vgpu.nova import nova_config
     sections = nova_config.nova_sections(
         {'nvidia-105': ['0000:84:00.0'], 'nvidia-108': ['0000:85:00.0']},
         nova_config.CARACAL, {'nvidia-105': 'CUSTOM_VGPU_V100_1Q',

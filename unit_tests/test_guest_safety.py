@@ -1,5 +1,6 @@
 """Actions that stop the vGPU Manager are refused while guests use vGPUs."""
-from nvidia_vgpu import guest_safety
+from nvidia_vgpu.nova import guest_safety
+from nvidia_vgpu import model
 
 
 def test_nothing_in_use_nothing_refused():
@@ -37,7 +38,7 @@ def test_only_vgpus_a_guest_uses_count():
              ('uuid-3', V100_B, 'nvidia-105')]
     users = {'uuid-2': ['instance-a'], 'uuid-9': ['instance-z']}
     assert guest_safety.vgpus_in_use(mdevs, users, {}, {}) == [
-        guest_safety.VgpuInUse(V100_A, 'nvidia-108', ['instance-a'])]
+        model.VgpuInUse(V100_A, 'nvidia-108', ['instance-a'])]
 
 
 def test_a_typed_vf_a_guest_has_is_a_vgpu_in_use():
@@ -49,11 +50,11 @@ def test_a_typed_vf_a_guest_has_is_a_vgpu_in_use():
     pci_users = {'0000:41:00.4': ['instance-l'],
                  '0000:41:00.6': ['instance-m'], '0000:03:00.0': ['nic']}
     assert guest_safety.vgpus_in_use([], {}, vf_types, pci_users) == [
-        guest_safety.VgpuInUse('0000:41:00.4', 'nvidia-1148', ['instance-l'])]
+        model.VgpuInUse('0000:41:00.4', 'nvidia-1148', ['instance-l'])]
 
 
 def in_use(device, vgpu_type, *guests):
-    return guest_safety.VgpuInUse(device, vgpu_type, list(guests))
+    return model.VgpuInUse(device, vgpu_type, list(guests))
 
 
 def test_a_retype_of_a_gpu_in_use_keeps_what_nova_had_there():

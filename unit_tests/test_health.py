@@ -1,8 +1,10 @@
-"""The health verdict (nvidia_vgpu.health): what is broken, what is only
-worth knowing, and how the action and the unit status say it."""
+"""The health verdict (nvidia_vgpu.health.verdict): what is broken, what
+is only worth knowing, and how the action and the unit status say it."""
 import json
 
-from nvidia_vgpu import guest_safety, health, software
+from nvidia_vgpu.health import verdict
+from nvidia_vgpu.nova import guest_safety
+from nvidia_vgpu import model
 
 V100_A = '0000:84:00.0'
 V100_B = '0000:85:00.0'
@@ -10,12 +12,12 @@ A100 = '0000:41:00.0'
 A100_VFS = ('0000:41:00.4', '0000:41:00.5', '0000:41:00.6')
 UUID_A = '4b20d080-1b54-4048-85b3-a6a62d165c01'
 UUID_B = '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b'
-INSTALLED = software.Installed('ab' * 32, 'nvidia-vgpu-ubuntu-550',
-                               '550.54.16', ('nvidia-vgpu-mgr',))
+INSTALLED = model.Installed('ab' * 32, 'nvidia-vgpu-ubuntu-550',
+                            '550.54.16', ('nvidia-vgpu-mgr',))
 
 
 def v100(address, free=15):
-    return health.GpuState(
+    return model.GpuState(
         address, 'Tesla V100 PCIe 16GB', 0,
         types={address: {'nvidia-105': free, 'nvidia-108': 0}},
         names={'nvidia-105': 'GRID V100-1Q', 'nvidia-108': 'GRID V100-8Q'})
@@ -35,22 +37,22 @@ def v100_host(**changes):
                   UUID_B: (V100_B, 'nvidia-105')},
         services={'nvidia-vgpu-mgr': 'active'})
     facts.update(changes)
-    return health.HostFacts(**facts)
+    return verdict.HostFacts(**facts)
 
 
 def a100(vfs=A100_VFS, free=1):
-    return health.GpuState(
+    return model.GpuState(
         A100, 'A100 PCIe 80GB', 16, vfs,
         types={vf: {'nvidia-697': free} for vf in vfs},
         names={'nvidia-697': 'GRID A100D-40C'})
 
 
 def l40s(vf_types):
-    return health.GpuState(A100, 'L40S', 8, A100_VFS, vendor_vfio=True,
-                           types={vf: {'nvidia-1148': None}
-                                  for vf in A100_VFS},
-                           names={'nvidia-1148': 'NVIDIA L40S-2Q'},
-                           vf_types=vf_types)
+    return model.GpuState(A100, 'L40S', 8, A100_VFS, vendor_vfio=True,
+                          types={vf: {'nvidia-1148': None}
+                                 for vf in A100_VFS},
+                          names={'nvidia-1148': 'NVIDIA L40S-2Q'},
+                          vf_types=vf_types)
 
 
 def codes(found):
@@ -58,7 +60,7 @@ def codes(found):
 
 
 def test_a_healthy_host_has_no_findings_and_describes_each_gpu():
-    result = health.report(v100_host())
+    result = verdict.report(v100_host())
     assert result['healthy'] is True
     assert result['findings'] == []
     assert result['gpus'][0] == {
@@ -66,50 +68,50 @@ def test_a_healthy_host_has_no_findings_and_describes_each_gpu():
         'vfs': None, 'nova_types': ['nvidia-105'],
         'wanted_types': ['nvidia-105'], 'profiles': ['GRID V100-1Q'],
         'created': 1, 'in_use': 1, 'free': 15, 'guests': ['instance-2a']}
-    assert health.failure(result) is None
-    assert health.status_message(health.drift(v100_host())) is None
+    assert verdict.failure(result) is None
+    assert verdict.status_message(verdict.drift(v100_host())) is None
 
 
 def test_a_guest_whose_mdev_is_gone_is_broken_and_says_where_it_was():
     facts = v100_host(mdevs=[(UUID_A, V100_A, 'nvidia-105')])
-    found = health.drift(facts)
-    assert found == [health.Finding(
-        health.GUEST_VGPU_MISSING, True,
+    found = verdict.drift(facts)
+    assert found == [verdict.Finding(
+        verdict.GUEST_VGPU_MISSING, True,
         'Guest instance-2b has lost its vGPU {} (last seen on {} as '
         'nvidia-105)'.format(UUID_B, V100_B))]
-    assert health.status_message(found) == 'Host drift: ' + found[0].message
-    unrecorded = health.drift(facts._replace(recorded={}))
+    assert verdict.status_message(found) == 'Host drift: ' + found[0].message
+    unrecorded = verdict.drift(facts._replace(recorded={}))
     assert unrecorded[0].message.endswith(
         '(the charm has no record of where it was)')
-    result = health.report(facts)
+    result = verdict.report(facts)
     assert result['healthy'] is False
     assert result['gpus'][1]['created'] == 0
     assert result['gpus'][1]['guests'] == []
-    assert health.failure(result) == 'Host not healthy: ' + found[0].message
+    assert verdict.failure(result) == 'Host not healthy: ' + found[0].message
 
 
 def test_vfs_missing_while_the_driver_runs_is_drift_not_before():
-    facts = health.HostFacts(
+    facts = verdict.HostFacts(
         gpus=[a100(vfs=())], driver='550.54.16', installed=INSTALLED,
         published={'nvidia-697': list(A100_VFS)})
-    found = health.drift(facts)
-    assert codes(found) == [(health.VFS_MISSING, True),
-                            (health.NOVA_DEVICE_MISSING, True)]
+    found = verdict.drift(facts)
+    assert codes(found) == [(verdict.VFS_MISSING, True),
+                            (verdict.NOVA_DEVICE_MISSING, True)]
     assert found[0].message.startswith(
         'SR-IOV GPU 0000:41:00.0 has no VFs (0 of 16) although the NVIDIA '
         'driver runs')
     assert found[1].message == (
         'Nova was given 3 devices this host does not have: 0000:41:00.4, '
         '0000:41:00.5, 0000:41:00.6 (nvidia-697)')
-    assert health.status_message(found) == (
+    assert verdict.status_message(found) == (
         'Host drift: ' + found[0].message +
         ' (and 1 more: run vgpu-health)')
     # Before the driver runs, the reboot is what to do, not the VFs.
     waiting = facts._replace(driver=None)
-    assert health.VFS_MISSING not in [f.code for f in health.drift(waiting)]
-    assert codes(health.findings(waiting))[0] == (
-        health.REBOOT_REQUIRED, True)
-    row = health.gpu_rows(facts)[0]
+    assert verdict.VFS_MISSING not in [f.code for f in verdict.drift(waiting)]
+    assert codes(verdict.findings(waiting))[0] == (
+        verdict.REBOOT_REQUIRED, True)
+    row = verdict.gpu_rows(facts)[0]
     assert (row['mode'], row['vfs'], row['nova_types']) == (
         'sriov', {'enabled': 0, 'total': 16}, [])
 
@@ -118,7 +120,7 @@ def test_nova_given_more_than_five_devices_names_three():
     facts = v100_host(published={'nvidia-105': [
         V100_A, V100_B, '0000:86:00.0', '0000:87:00.0', '0000:88:00.0',
         '0000:89:00.0']})
-    found = health.drift(facts)
+    found = verdict.drift(facts)
     assert [f.message for f in found] == [
         'Nova was given 4 devices this host does not have: 0000:86:00.0, '
         '0000:87:00.0, 0000:88:00.0 and 1 more (nvidia-105)']
@@ -127,63 +129,63 @@ def test_nova_given_more_than_five_devices_names_three():
 def test_a_type_the_device_does_not_offer_is_drift_once_types_are_known():
     facts = v100_host(published={'nvidia-105': [V100_A],
                                  'nvidia-63': [V100_B]})
-    assert [f.message for f in health.drift(facts)] == [
+    assert [f.message for f in verdict.drift(facts)] == [
         'Nova was given nvidia-63 on 0000:85:00.0, which the device does '
         'not offer']
     # Types not read (the driver is not running): nothing to compare.
     unknown = facts._replace(gpus=[v100(V100_A)._replace(types={}),
                                    v100(V100_B)._replace(types={})])
-    assert health.drift(unknown) == []
+    assert verdict.drift(unknown) == []
 
 
 def test_sriov_free_instances_add_up_over_the_vfs_nova_was_given():
     gpu = a100(free=1)._replace(types={
         A100_VFS[0]: {'nvidia-697': 0}, A100_VFS[1]: {'nvidia-697': 1},
         A100_VFS[2]: {'nvidia-697': 1}})
-    facts = health.HostFacts(
+    facts = verdict.HostFacts(
         gpus=[gpu], driver='550.54.16', installed=INSTALLED,
         published={'nvidia-697': list(A100_VFS[:2])},
         mdevs=[('c1d2', A100_VFS[0], 'nvidia-697')],
         mdev_users={'c1d2': ['instance-31']})
-    row = health.gpu_rows(facts)[0]
+    row = verdict.gpu_rows(facts)[0]
     assert (row['mode'], row['vfs'], row['created'], row['in_use'],
             row['free'], row['guests']) == (
         'sriov-mdev', {'enabled': 3, 'total': 16}, 1, 1, 1,
         ['instance-31'])
     # Counts not read (update-status): free is unknown, not 0.
     cheap = facts._replace(gpus=[a100(free=None)])
-    assert health.gpu_rows(cheap)[0]['free'] is None
+    assert verdict.gpu_rows(cheap)[0]['free'] is None
 
 
 def test_vendor_vfio_counts_typed_vfs_and_finds_untyped_ones():
-    facts = health.HostFacts(
+    facts = verdict.HostFacts(
         gpus=[l40s({vf: 1148 for vf in A100_VFS})], driver='570.172.07',
         installed=INSTALLED, published={'nvidia-1148': list(A100_VFS)},
         pci_users={A100_VFS[0]: ['instance-40'],
                    '0000:c1:00.1': ['instance-nic']})
-    assert health.drift(facts) == []
-    row = health.gpu_rows(facts)[0]
+    assert verdict.drift(facts) == []
+    row = verdict.gpu_rows(facts)[0]
     assert (row['mode'], row['created'], row['in_use'], row['free'],
             row['guests']) == ('vendor-vfio', 3, 1, 2, ['instance-40'])
     untyped = facts._replace(gpus=[l40s({A100_VFS[1]: 1148,
                                          A100_VFS[2]: 1155})])
-    assert [(f.code, f.message) for f in health.drift(untyped)] == [
-        (health.NOVA_TYPE_MISSING, 'Nova was given 0000:41:00.4 as '
+    assert [(f.code, f.message) for f in verdict.drift(untyped)] == [
+        (verdict.NOVA_TYPE_MISSING, 'Nova was given 0000:41:00.4 as '
          'nvidia-1148, but the VF has vGPU type none'),
-        (health.NOVA_TYPE_MISSING, 'Nova was given 0000:41:00.6 as '
+        (verdict.NOVA_TYPE_MISSING, 'Nova was given 0000:41:00.6 as '
          'nvidia-1148, but the VF has vGPU type 1155'),
-        (health.GUEST_VGPU_MISSING, 'Guest instance-40 has lost its vGPU '
+        (verdict.GUEST_VGPU_MISSING, 'Guest instance-40 has lost its vGPU '
          'on 0000:41:00.4 (the VF has no vGPU type)')]
 
 
 def test_a_guest_on_a_vf_that_is_gone_is_found_from_the_charms_record():
-    facts = health.HostFacts(
+    facts = verdict.HostFacts(
         gpus=[l40s({})._replace(vfs=())], driver='570.172.07',
         installed=INSTALLED, published={},
         recorded_vf_types={A100_VFS[0]: 1148},
         pci_users={A100_VFS[0]: ['instance-40']})
-    assert [f.message for f in health.drift(facts)
-            if f.code == health.GUEST_VGPU_MISSING] == [
+    assert [f.message for f in verdict.drift(facts)
+            if f.code == verdict.GUEST_VGPU_MISSING] == [
         'Guest instance-40 has lost its vGPU on 0000:41:00.4 (the VF is '
         'gone)']
 
@@ -192,28 +194,28 @@ def test_stopped_services_and_failed_boot_units_are_broken_unless_paused():
     facts = v100_host(services={'nvidia-vgpu-mgr': 'inactive'},
                       boot_units={'nvidia-vgpu-sriov': 'failed',
                                   'nvidia-vgpu-restore-mdevs': 'inactive'})
-    assert codes(health.findings(facts)) == [
-        (health.SERVICE_STOPPED, True), (health.BOOT_UNIT_FAILED, True)]
+    assert codes(verdict.findings(facts)) == [
+        (verdict.SERVICE_STOPPED, True), (verdict.BOOT_UNIT_FAILED, True)]
     # Not drift: the unit's own service check shows stopped services.
-    assert health.status_message(health.findings(facts)) is None
+    assert verdict.status_message(verdict.findings(facts)) is None
     paused = facts._replace(paused=True, boot_units={})
-    assert codes(health.findings(paused)) == [(health.PAUSED, False)]
-    assert health.report(paused)['healthy'] is True
+    assert codes(verdict.findings(paused)) == [(verdict.PAUSED, False)]
+    assert verdict.report(paused)['healthy'] is True
 
 
 def test_software_problems_come_first_and_each_is_broken():
-    assert codes(health.findings(v100_host(installed=None))) == [
-        (health.NO_SOFTWARE, True)]
-    failed = health.findings(v100_host(
+    assert codes(verdict.findings(v100_host(installed=None))) == [
+        (verdict.NO_SOFTWARE, True)]
+    failed = verdict.findings(v100_host(
         installed=None, software_problem='apt-get could not install x'))
     assert [(f.code, f.message) for f in failed] == [
-        (health.SOFTWARE_PROBLEM, 'apt-get could not install x')]
-    older = health.findings(v100_host(driver='535.129.03'))
+        (verdict.SOFTWARE_PROBLEM, 'apt-get could not install x')]
+    older = verdict.findings(v100_host(driver='535.129.03'))
     assert older[0].message == (
         'Reboot required: installed NVIDIA software nvidia-vgpu-ubuntu-550 '
         '550.54.16, driver 535.129.03 is still running')
-    blocked = health.findings(v100_host(config_problem='Invalid x: y'))
-    assert codes(blocked) == [(health.CONFIG_BLOCKED, True)]
+    blocked = verdict.findings(v100_host(config_problem='Invalid x: y'))
+    assert codes(blocked) == [(verdict.CONFIG_BLOCKED, True)]
 
 
 def test_changes_that_wait_are_notes_and_the_host_stays_healthy():
@@ -223,20 +225,20 @@ def test_changes_that_wait_are_notes_and_the_host_stays_healthy():
         held=[held], waiting_software=('nvidia-vgpu-ubuntu-550',
                                        '550.90.05'),
         wanted={'nvidia-105': [V100_A, V100_B], 'nvidia-108': []})
-    assert codes(health.findings(facts)) == [
-        (health.RETYPE_PENDING, False), (health.SOFTWARE_WAITS, False),
-        (health.NOVA_NOT_GIVEN_YET, False)]
-    result = health.report(facts)
+    assert codes(verdict.findings(facts)) == [
+        (verdict.RETYPE_PENDING, False), (verdict.SOFTWARE_WAITS, False),
+        (verdict.NOVA_NOT_GIVEN_YET, False)]
+    result = verdict.report(facts)
     assert result['healthy'] is True
     assert result['gpus'][1]['wanted_types'] == ['nvidia-108']
     assert 'waits for 2 guests using vGPUs (instance-2a, instance-2b)' in \
         result['findings'][1]['message']
-    table = health.table(result)
+    table = verdict.table(result)
     assert ('nvidia-105 (GRID V100-1Q) -> nvidia-108' in
             table.splitlines()[2])
     assert table.splitlines()[-1] == 'Healthy'
     # Queens to Train: one type per host, so the whole host waits.
-    whole = health.findings(facts._replace(held_whole_host=True))[0]
+    whole = verdict.findings(facts._replace(held_whole_host=True))[0]
     assert 'the whole host waits' in whole.message and not whole.broken
 
 
@@ -246,16 +248,16 @@ def test_devices_nova_takes_beyond_the_mappings_are_a_note():
     facts = v100_host(published={'nvidia-105': [V100_B]},
                       wanted={'nvidia-105': [V100_B]},
                       nova_adds={'nvidia-105': [V100_A]})
-    found = health.findings(facts)
-    assert codes(found) == [(health.NOVA_TAKES_MORE, False)]
+    found = verdict.findings(facts)
+    assert codes(found) == [(verdict.NOVA_TAKES_MORE, False)]
     assert found[0].message.startswith(
         'Nova also gives nvidia-105 to {} ('.format(V100_A))
-    assert health.report(facts)['healthy'] is True
-    assert health.drift(facts) == []
+    assert verdict.report(facts)['healthy'] is True
+    assert verdict.drift(facts) == []
 
 
 def test_migration_readiness_compares_upstream_versions():
-    ready = health.migration_readiness(health.Versions(
+    ready = verdict.migration_readiness(model.Versions(
         '3:29.2.0-0ubuntu1', '10.0.0-2ubuntu8.4', '1:8.2.2+ds-0ubuntu1.4',
         '6.8.0-49-generic'))
     assert ready['ready'] is True
@@ -263,13 +265,13 @@ def test_migration_readiness_compares_upstream_versions():
             for c in ready['checks']] == [
         ('nova', '29.2.0', '29.0.0'), ('libvirt', '10.0.0', '8.6.0'),
         ('qemu', '8.2.2', '8.1.0'), ('linux', '6.8.0', '5.18')]
-    jammy = health.migration_readiness(health.Versions(
+    jammy = verdict.migration_readiness(model.Versions(
         '3:25.2.1-0ubuntu2', '8.0.0-1ubuntu7.10', '1:6.2+dfsg-2ubuntu6.22',
         '5.15.0-125-generic'))
     assert jammy['ready'] is False
     assert [c['ok'] for c in jammy['checks']] == [False] * 4
     # Exactly the minimum is enough; a missing package is not.
-    edge = health.migration_readiness(health.Versions(
+    edge = verdict.migration_readiness(model.Versions(
         '3:29.0.0-0ubuntu1', None, '1:8.1.0+ds-1', '5.18.0-1-generic'))
     assert [(c['version'], c['ok']) for c in edge['checks']] == [
         ('29.0.0', True), (None, False), ('8.1.0', True), ('5.18.0', True)]
@@ -277,10 +279,10 @@ def test_migration_readiness_compares_upstream_versions():
 
 def test_the_table_has_a_line_per_gpu_then_findings_and_verdict():
     facts = v100_host(mdevs=[(UUID_A, V100_A, 'nvidia-105')])
-    result = health.report(facts, health.Versions(
+    result = verdict.report(facts, model.Versions(
         '3:25.2.1-0ubuntu2', None, None, '5.15.0-125-generic'),
         nvidia_smi=None)
-    lines = health.table(result).splitlines()
+    lines = verdict.table(result).splitlines()
     assert lines[0].split() == ['GPU', 'model', 'mode', 'VFs', 'Nova',
                                 'type', 'created', 'in', 'use', 'free',
                                 'guests']
@@ -299,8 +301,8 @@ def test_the_table_has_a_line_per_gpu_then_findings_and_verdict():
 
 
 def test_a_host_without_gpus_is_healthy():
-    result = health.report(health.HostFacts(
+    result = verdict.report(verdict.HostFacts(
         gpus=[], driver=None, installed=None, published=None))
     assert result['healthy'] is True
-    assert health.table(result).splitlines()[0] == (
+    assert verdict.table(result).splitlines()[0] == (
         'No NVIDIA GPU on this host.')

@@ -4,8 +4,9 @@ import pathlib
 
 import pytest
 
-from nvidia_vgpu import dpkg, hostfs, kernel, sysfs
+from nvidia_vgpu.host import dpkg, hostfs, kernel, sysfs
 from sim import host as simhost
+from nvidia_vgpu import model
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def test_host_path_is_the_path_itself_on_a_real_host(monkeypatch):
 def test_read_deb_gets_package_and_its_services(tmp_path):
     path = simhost.build_deb(str(tmp_path), {
         'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.54.16'})
-    assert dpkg.read_deb(path) == dpkg.DebInfo(
+    assert dpkg.read_deb(path) == model.DebInfo(
         'nvidia-vgpu-ubuntu-550', '550.54.16', 'amd64',
         ('nvidia-vgpu-mgr', 'nvidia-vgpud'), builds_kernel_module=True)
 
@@ -177,7 +178,8 @@ def test_virtual_functions_are_known_by_their_physfn_link(host_root):
 
 def test_boot_unit_is_written_enabled_once_and_removed(host_root,
                                                        fake_commands):
-    from nvidia_vgpu import sriov, systemd
+    from nvidia_vgpu.driver import sriov
+    from nvidia_vgpu.host import systemd
     fake_commands.set('systemctl')
     assert systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
     assert not systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
@@ -281,7 +283,8 @@ def test_a_build_tree_without_include_is_no_headers(host_root):
 
 
 def test_a_units_state_is_systemds_word_for_it(host_root, fake_commands):
-    from nvidia_vgpu import sriov, systemd
+    from nvidia_vgpu.driver import sriov
+    from nvidia_vgpu.host import systemd
     fake_commands.set('systemctl', stdout='failed\n', exit=3)
     assert systemd.state(sriov.BOOT_UNIT) == 'failed'
     assert fake_commands.calls == [['systemctl', 'is-active',
@@ -293,7 +296,7 @@ def test_a_units_state_is_systemds_word_for_it(host_root, fake_commands):
 
 def test_nvidia_smi_output_as_printed_or_none_without_it(
         fake_commands, monkeypatch):
-    from nvidia_vgpu import nvidia_smi
+    from nvidia_vgpu.host import nvidia_smi
     monkeypatch.setenv('PATH', fake_commands.bin)
     assert nvidia_smi.vgpu_report() is None
     fake_commands.set('nvidia-smi', stdout='GPU 00000000:84:00.0\n')
@@ -316,11 +319,11 @@ V100_TYPES = {
 
 
 def test_a_full_gpus_state_has_its_types_and_free_instances(host_root):
-    from nvidia_vgpu import mappings, survey
+    from nvidia_vgpu.host import survey
     v100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
             'class': '030200', 'mdev_types': V100_TYPES}
     simhost.generate_sysfs(host_root, [v100], {'nvidia_loaded': True})
-    gpu = mappings.HostGpu('0000:84:00.0', False)
+    gpu = model.HostGpu('0000:84:00.0', False)
     state = survey.gpu_state(gpu, 'Tesla V100', True)
     assert state.types == {'0000:84:00.0': {'nvidia-105': 16,
                                             'nvidia-108': 2}}
@@ -336,15 +339,15 @@ def test_a_full_gpus_state_has_its_types_and_free_instances(host_root):
 
 
 def test_vendor_vfio_vfs_report_their_types(host_root):
-    from nvidia_vgpu import mappings, survey
+    from nvidia_vgpu.host import survey
     l40s = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '26b9',
             'class': '030200', 'sriov': {'total_vfs': 2, 'vf_vgpu_types': {
                 1148: 'NVIDIA L40S-2Q', 1155: 'NVIDIA L40S-48Q'}}}
     simhost.generate_sysfs(host_root, [l40s], {
         'nvidia_loaded': True, 'vfs': {'0000:41:00.0': 2},
         'vf_vgpu_types': {'0000:41:00.4': 1148}})
-    gpu = mappings.HostGpu('0000:41:00.0', True,
-                           ('0000:41:00.4', '0000:41:00.5'), True)
+    gpu = model.HostGpu('0000:41:00.0', True,
+                        ('0000:41:00.4', '0000:41:00.5'), True)
     state = survey.gpu_state(gpu, 'L40S', True)
     assert state.total_vfs == 2
     assert state.vf_types == {'0000:41:00.4': 1148, '0000:41:00.5': 0}
@@ -355,7 +358,7 @@ def test_vendor_vfio_vfs_report_their_types(host_root):
 
 def test_versions_for_migration_come_from_dpkg_and_proc(
         host_root, fake_commands):
-    from nvidia_vgpu import survey
+    from nvidia_vgpu.host import survey
     _write(host_root, '/proc/sys/kernel/osrelease', '6.8.0-49-generic\n')
     fake_commands.set('dpkg-query', stdout='ii \t10.0.0-2ubuntu8.4')
     versions = survey.versions('3:29.2.0-0ubuntu1')
@@ -367,7 +370,7 @@ def test_versions_for_migration_come_from_dpkg_and_proc(
 
 
 def test_the_vf_types_the_charm_gave_are_read_back(host_root):
-    from nvidia_vgpu import restore
+    from nvidia_vgpu.driver import restore
     assert restore.recorded_vf_types() == {}
     restore.save_json(restore.SETTINGS, {
         'restore_mdevs': False,

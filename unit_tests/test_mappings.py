@@ -3,8 +3,9 @@ import json
 
 import pytest
 
-from nvidia_vgpu import mappings
-from nvidia_vgpu.mappings import MappingError, parse
+from nvidia_vgpu.nova import mappings
+from nvidia_vgpu.nova.mappings import MappingError, parse
+from nvidia_vgpu import model
 
 
 @pytest.mark.parametrize('text', [
@@ -156,8 +157,8 @@ def test_long_values_are_shortened_in_the_message():
 
 
 def gpu(address, *vfs, sriov=None):
-    return mappings.HostGpu(address, bool(vfs) if sriov is None else sriov,
-                            tuple(vfs))
+    return model.HostGpu(address, bool(vfs) if sriov is None else sriov,
+                         tuple(vfs))
 
 
 class TestForHost:

@@ -27,7 +27,8 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from nvidia_vgpu import mappings, nova_config, profiles
+from nvidia_vgpu import model
+from nvidia_vgpu.nova import mappings, nova_config, profiles
 from nova_consumer import (as_meant, nova_conf_from, read_configparser,
                            read_oslo)
 
@@ -38,10 +39,10 @@ FUZZ = settings(derandomize=True, database=None, deadline=None,
 
 V100 = '10de:1db4:10de:1214'
 T4 = '10de:1eb8:10de:12a2'
-HOST_GPUS = [mappings.HostGpu('0000:84:00.0', False, ids=V100),
-             mappings.HostGpu('0000:85:00.0', False, ids=V100),
-             mappings.HostGpu('0000:8a:00.0', False, ids=T4),
-             mappings.HostGpu('0001:0a:00.0', False, ids=T4)]
+HOST_GPUS = [model.HostGpu('0000:84:00.0', False, ids=V100),
+             model.HostGpu('0000:85:00.0', False, ids=V100),
+             model.HostGpu('0000:8a:00.0', False, ids=T4),
+             model.HostGpu('0001:0a:00.0', False, ids=T4)]
 # What the running driver lists in each GPU's mdev_supported_types, with
 # the name of each type.
 V100_NAMES = {'nvidia-105': 'GRID V100-1Q', 'nvidia-108': 'GRID V100-8Q'}

@@ -1,10 +1,12 @@
 """Whether the vGPU Manager's kernel module can be built and loaded here:
 the verdict an operator sees before anything is installed
-(nvidia_vgpu.module_build, pure)."""
+(nvidia_vgpu.driver.module_build, pure)."""
 import pytest
 
-from nvidia_vgpu import module_build, secure_boot
-from nvidia_vgpu.dpkg import DebInfo
+from nvidia_vgpu.driver import module_build
+from nvidia_vgpu.host import secure_boot
+from nvidia_vgpu.model import DebInfo
+from nvidia_vgpu import model
 
 KERNEL = '6.8.0-45-generic'
 CERT = '/var/lib/shim-signed/mok/MOK.der'
@@ -19,7 +21,7 @@ def host(**facts):
                  certificate=CERT, certificate_exists=False, mokutil=False,
                  enrolment=None)
     ready.update(facts)
-    return module_build.BuildHost(**ready)
+    return model.BuildHost(**ready)
 
 
 SECURE = dict(signed_only=module_build.SECURE_BOOT_ON,

@@ -5,7 +5,7 @@ checked through the consumer itself: charmhelpers' SubordinateConfigContext
 import pytest
 
 from nova_consumer import consume, published, render, render_text
-from nvidia_vgpu import mappings, nova_config
+from nvidia_vgpu.nova import mappings, nova_config
 
 WANTED = mappings.parse("{'nvidia-35': ['0000:84:00.0', '0000:85:00.0'], "
                         "'nvidia-36': ['0000:86:00.0']}")

@@ -3,7 +3,8 @@ import os
 
 import pytest
 
-from nvidia_vgpu import pci
+from nvidia_vgpu.host import pci
+from nvidia_vgpu import model
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
                     'lspci')
@@ -70,7 +71,7 @@ def test_virtual_functions_are_left_out():
 
 def test_fields_are_kept_for_status_and_actions():
     t4 = gpus_of('t4')[0]
-    assert t4 == pci.PciFunction(
+    assert t4 == model.PciFunction(
         address='0000:3b:00.0', class_id='0302', vendor_id='10de',
         device_id='1eb8', subsystem_vendor_id='10de',
         subsystem_device_id='12a2', revision='a1',

@@ -1,8 +1,8 @@
 """Profile names in the mappings become each host's own type ids."""
 import pytest
 
-from nvidia_vgpu import mappings, profiles
-from nvidia_vgpu.mappings import HostGpu
+from nvidia_vgpu.nova import mappings, profiles
+from nvidia_vgpu.model import HostGpu
 
 V100 = '10de:1db4:10de:1214'
 A40 = '10de:2235:10de:145a'

@@ -51,7 +51,7 @@ def test_every_hook_side_module_compiles_and_imports(series):
     assert report['compiled'] >= 30
     assert {'charm.openstack.nova_compute_nvidia_vgpu',
             'reactive.nova_compute_nvidia_vgpu_handlers',
-            'relations.nova_vgpu.provides', 'nvidia_vgpu.mappings',
+            'relations.nova_vgpu.provides', 'nvidia_vgpu.nova.mappings',
             'charms_openstack.charm', 'sitecustomize'} <= set(
                 report['imported'])
 

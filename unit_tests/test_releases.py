@@ -1,7 +1,7 @@
 """The charm's own release table: nova-common version -> nova.conf format."""
 import pytest
 
-from nvidia_vgpu import releases
+from nvidia_vgpu.nova import releases
 
 
 @pytest.mark.parametrize('version, release', [

@@ -3,8 +3,8 @@ the option's two values, the class named after the profile, what each
 Nova release honours, and what waits for guests."""
 import pytest
 
-from nvidia_vgpu import nova_config, resource_classes as rc
-from nvidia_vgpu.guest_safety import VgpuInUse
+from nvidia_vgpu.nova import nova_config, resource_classes as rc
+from nvidia_vgpu.model import VgpuInUse
 
 
 # ------------------------------------------------------------ the option

@@ -1,5 +1,5 @@
 """Where guests' vGPUs go back at boot (before Dalmatian)."""
-from nvidia_vgpu.restore import Creation, inventory_to_keep, plan
+from nvidia_vgpu.driver.restore import Creation, inventory_to_keep, plan
 
 A = '4b20d080-1b54-4048-85b3-a6a62d165c01'
 B = '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b'

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import yaml
-from nvidia_vgpu import releases
+from nvidia_vgpu.nova import releases
 from sim import pythons
 from simulation import REPO, SCENARIOS, run_yaml, scenario, sections
 

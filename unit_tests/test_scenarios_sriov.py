@@ -41,7 +41,7 @@ def test_the_gpus_address_is_given_to_nova_as_as_many_vfs_as_it_hosts():
     reboot = output['steps'][4]
     assert reboot['relation_sets'] == 1
     # One A100 hosts at most 2 A100D-40C vGPUs: its two lowest VFs, and
-    # no host-wide max_instances (nvidia_vgpu.capacity says why).
+    # no host-wide max_instances (nvidia_vgpu.nova.capacity says why).
     assert sections(output) == {
         'devices': [['enabled_mdev_types', 'nvidia-697']],
         'mdev_nvidia-697': [['device_addresses', ','.join(VFS[:2])]]}

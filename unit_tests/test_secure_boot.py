@@ -1,10 +1,10 @@
 """Secure Boot, lockdown and DKMS's signing key, read from a host laid
-out under a test root (nvidia_vgpu.secure_boot)."""
+out under a test root (nvidia_vgpu.host.secure_boot)."""
 import os
 
 import pytest
 
-from nvidia_vgpu import hostfs, secure_boot
+from nvidia_vgpu.host import hostfs, secure_boot
 
 GLOBAL = '8be4df61-93ca-11d2-aa0d-00e098032b8c'
 CERTIFICATE = '/var/lib/shim-signed/mok/MOK.der'

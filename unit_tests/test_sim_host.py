@@ -218,7 +218,7 @@ def test_kernel_defaults_are_the_series_kernel_with_headers_no_secure_boot():
 
 def test_the_charms_readers_see_the_simulated_kernel(tmp_path, monkeypatch):
     # The simulated files are read by the charm's own host readers.
-    from nvidia_vgpu import hostfs, kernel, secure_boot
+    from nvidia_vgpu.host import hostfs, kernel, secure_boot
     monkeypatch.setenv(hostfs.HOST_ROOT_VARIABLE, str(tmp_path))
     state = _kernel_host(tmp_path, headers=False, secure_boot=True,
                          mok='created')
@@ -240,7 +240,7 @@ def test_the_charms_readers_see_the_simulated_kernel(tmp_path, monkeypatch):
 
 
 def test_secure_boot_off_and_no_key(tmp_path, monkeypatch):
-    from nvidia_vgpu import hostfs, secure_boot
+    from nvidia_vgpu.host import hostfs, secure_boot
     monkeypatch.setenv(hostfs.HOST_ROOT_VARIABLE, str(tmp_path))
     _kernel_host(tmp_path)
     assert secure_boot.secure_boot_enabled() is False

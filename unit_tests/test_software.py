@@ -1,8 +1,9 @@
 """Whether an attached resource may be installed, and when to install."""
 import pytest
 
-from nvidia_vgpu.dpkg import DebInfo
-from nvidia_vgpu import software
+from nvidia_vgpu.model import DebInfo
+from nvidia_vgpu.driver import software
+from nvidia_vgpu import model
 
 SHA = 'ab' * 32
 HOST_DEB = DebInfo('nvidia-vgpu-ubuntu-550', '550.54.16', 'amd64',
@@ -10,7 +11,7 @@ HOST_DEB = DebInfo('nvidia-vgpu-ubuntu-550', '550.54.16', 'amd64',
 
 
 def resource(deb=HOST_DEB, size=1 << 20, sha256=SHA):
-    return software.Resource(size, sha256, deb)
+    return model.Resource(size, sha256, deb)
 
 
 @pytest.mark.parametrize('attached', [None, resource(size=0, deb=None)])
@@ -62,28 +63,28 @@ def test_first_install_is_needed():
 
 
 def test_same_revision_still_installed_is_not_reinstalled():
-    installed = software.Installed(SHA, HOST_DEB.package, HOST_DEB.version,
-                                   HOST_DEB.services)
+    installed = model.Installed(SHA, HOST_DEB.package, HOST_DEB.version,
+                                HOST_DEB.services)
     assert not software.needs_install(resource(), installed, '550.54.16')
 
 
 def test_new_revision_is_installed():
-    installed = software.Installed('cd' * 32, HOST_DEB.package, '550.40.07',
-                                   HOST_DEB.services)
+    installed = model.Installed('cd' * 32, HOST_DEB.package, '550.40.07',
+                                HOST_DEB.services)
     assert software.needs_install(resource(), installed, '550.40.07')
 
 
 def test_package_removed_behind_the_charms_back_is_reinstalled():
-    installed = software.Installed(SHA, HOST_DEB.package, HOST_DEB.version,
-                                   HOST_DEB.services)
+    installed = model.Installed(SHA, HOST_DEB.package, HOST_DEB.version,
+                                HOST_DEB.services)
     assert software.needs_install(resource(), installed, None)
 
 
 def test_installed_record_survives_a_round_trip_through_unitdata():
-    installed = software.Installed(SHA, HOST_DEB.package, HOST_DEB.version,
-                                   HOST_DEB.services)
-    assert software.Installed.from_dict(installed.to_dict()) == installed
-    assert software.Installed.from_dict(None) is None
+    installed = model.Installed(SHA, HOST_DEB.package, HOST_DEB.version,
+                                HOST_DEB.services)
+    assert model.Installed.from_dict(installed.to_dict()) == installed
+    assert model.Installed.from_dict(None) is None
 
 
 @pytest.mark.parametrize('running, tail', [
@@ -91,8 +92,8 @@ def test_installed_record_survives_a_round_trip_through_unitdata():
     ('550.40.07', 'driver 550.40.07 is still running'),
 ])
 def test_reboot_message_says_installed_nvidia_software(running, tail):
-    installed = software.Installed(SHA, HOST_DEB.package, HOST_DEB.version,
-                                   HOST_DEB.services)
+    installed = model.Installed(SHA, HOST_DEB.package, HOST_DEB.version,
+                                HOST_DEB.services)
     assert software.reboot_message(installed, running) == (
         'Reboot required: installed NVIDIA software nvidia-vgpu-ubuntu-550 '
         '550.54.16, ' + tail)

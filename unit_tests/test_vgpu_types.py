@@ -3,8 +3,10 @@ import os
 
 import pytest
 
-from nvidia_vgpu import hostfs, libvirt, sysfs, vgpu_types
+from nvidia_vgpu import vgpu_types
+from nvidia_vgpu.host import hostfs, libvirt, sysfs
 from sim import host as simhost
+from nvidia_vgpu import model
 
 V100_8Q = ('num_heads=4, frl_config=60, framebuffer=8192M, '
            'max_resolution=7680x4320, max_instance=2')
@@ -28,7 +30,7 @@ def test_driver_descriptions_are_parsed(description, expected):
 
 
 def test_records_and_table_lead_with_type_and_address():
-    record = vgpu_types.as_record(vgpu_types.VgpuType(
+    record = vgpu_types.as_record(model.VgpuType(
         'nvidia-108', '0000:84:00.0', 'GRID V100-8Q', V100_8Q, 2),
         '0000:84:00.0')
     assert record == {
@@ -63,7 +65,7 @@ def test_sysfs_types_of_one_device(host_root):
     simhost.generate_sysfs(host_root, [T4], {'nvidia_loaded': True})
     types = sysfs.read_mdev_types('0000:af:00.0')
     assert [t.type_id for t in types] == ['nvidia-222', 'nvidia-234']
-    assert types[1] == vgpu_types.VgpuType(
+    assert types[1] == model.VgpuType(
         'nvidia-234', '0000:af:00.0', 'GRID T4-16C', T4_16C, 1)
     assert sysfs.mdev_types('0000:af:00.0') == {'nvidia-222', 'nvidia-234'}
     assert sysfs.mdev_type_names('0000:af:00.0') == {
@@ -84,7 +86,7 @@ def test_mediated_devices_and_the_guests_using_them(host_root):
         'mdevs': [{'uuid': uuid, 'parent': '0000:af:00.0',
                    'type': 'nvidia-234'}]})
     assert sysfs.mediated_devices() == [
-        sysfs.Mdev(uuid, '0000:af:00.0', 'nvidia-234')]
+        model.Mdev(uuid, '0000:af:00.0', 'nvidia-234')]
     simhost.write_libvirt_domains(host_root, [
         {'name': 'instance-0000002a', 'mdevs': [uuid.upper()]},
         {'name': 'instance-0000002b'}])
@@ -108,9 +110,9 @@ def test_max_instance_from_the_description(description, expected):
 
 def test_an_sriov_gpus_types_are_listed_once_for_the_gpu():
     def vf(address, available):
-        return [vgpu_types.VgpuType('nvidia-697', address, 'GRID A100D-40C',
-                                    'framebuffer=40960M, max_instance=2',
-                                    available)]
+        return [model.VgpuType('nvidia-697', address, 'GRID A100D-40C',
+                               'framebuffer=40960M, max_instance=2',
+                               available)]
     records = vgpu_types.gpu_records('0000:41:00.0', [
         vf('0000:41:00.4', 1), vf('0000:41:00.5', 0), vf('0000:41:00.6', 1)])
     assert [(r['type'], r['address'], r['available_instances'], r['vfs'])
@@ -145,7 +147,7 @@ def test_vendor_vfio_type_table_and_setting_a_vfs_type(host_root):
         1145: 'NVIDIA L40S-1B', 1148: 'NVIDIA L40S-2Q'}
     assert sysfs.creatable_vgpu_types('0000:41:00.0') is None
     assert sysfs.device_id('0000:41:00.4') == '26b9'
-    from nvidia_vgpu import restore
+    from nvidia_vgpu.driver import restore
     assert restore.apply_vf_types({'0000:41:00.4': 1148}) == [
         '0000:41:00.4']
     assert restore.apply_vf_types({'0000:41:00.4': 1148}) == []

@@ -22,12 +22,15 @@ basic.bootstrap_charm_deps()
 import charmhelpers.core.hookenv as hookenv  # noqa: E402
 import charmhelpers.core.unitdata as unitdata  # noqa: E402
 
-from nvidia_vgpu import inventory, resource_classes, software  # noqa: E402
+from nvidia_vgpu.driver import software  # noqa: E402
+from nvidia_vgpu.host import inventory  # noqa: E402
+from nvidia_vgpu.nova import resource_classes  # noqa: E402
+from nvidia_vgpu import model  # noqa: E402
 
 
 def list_vgpu_types() -> None:
     """action-set the vGPU types this host's GPUs offer."""
-    installed = software.Installed.from_dict(
+    installed = model.Installed.from_dict(
         unitdata.kv().get(software.INSTALLED_KEY))
     results = inventory.list_vgpu_types(
         inventory.nvidia_gpus(), installed,
@@ -60,16 +63,16 @@ def vgpu_health() -> None:
     not healthy. Reads only: nothing is installed, started or set."""
     import charms_openstack.bus
     import charms_openstack.charm as charm
-    from nvidia_vgpu import health
+    from nvidia_vgpu.health import verdict
     charms_openstack.bus.discover()
     with charm.provide_charm_instance() as instance:
         result = instance.vgpu_health()
-    results = {'output': health.table(result),
+    results = {'output': verdict.table(result),
                'health': json.dumps(result, sort_keys=True)}
     if result['nvidia_smi'] is not None:
         results['nvidia-smi'] = result['nvidia_smi']
     hookenv.action_set(results)
-    failure = health.failure(result)
+    failure = verdict.failure(result)
     if failure:
         hookenv.action_fail(failure)
 

@@ -5,20 +5,11 @@ The driver's description is one line of key=value pairs, e.g.
 max_instance=2"; these functions turn what sysfs holds into rows and a
 table without touching the host.
 """
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
+from nvidia_vgpu import model
 
 DESCRIPTION_FIELDS = ('framebuffer', 'max_instance', 'num_heads',
                       'max_resolution')
-
-
-class VgpuType(NamedTuple):
-    """One type offered on one device (a GPU or one of its VFs)."""
-
-    type_id: str
-    address: str
-    name: str
-    description: str
-    available_instances: Optional[int]
 
 
 def parse_description(description: str) -> Dict[str, str]:
@@ -35,7 +26,7 @@ def parse_description(description: str) -> Dict[str, str]:
     return fields
 
 
-def as_record(vgpu_type: VgpuType, gpu: str) -> Dict[str, object]:
+def as_record(vgpu_type: model.VgpuType, gpu: str) -> Dict[str, object]:
     """The structured form scripts read (list-vgpu-types 'types')."""
     fields = parse_description(vgpu_type.description)
     record: Dict[str, object] = {
@@ -47,7 +38,7 @@ def as_record(vgpu_type: VgpuType, gpu: str) -> Dict[str, object]:
     return record
 
 
-def gpu_records(gpu: str, per_vf: List[List[VgpuType]],
+def gpu_records(gpu: str, per_vf: List[List[model.VgpuType]],
                 hosted: Sequence[str] = ()) -> List[Dict[str, object]]:
     """One record per type for an SR-IOV GPU, its VFs taken together.
 

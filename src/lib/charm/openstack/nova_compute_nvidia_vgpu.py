@@ -16,11 +16,15 @@ import charmhelpers.core.unitdata as unitdata
 import charms.reactive as reactive
 import charms_openstack.charm
 
-from nvidia_vgpu import (
-    capacity, dpkg, guest_safety, health, inventory, juju_commands, kernel,
-    libvirt, mappings, memo, module_build, nova_config, nvidia_smi, pci,
-    profiles, releases, resource_classes, restore, secure_boot, software,
-    sriov, survey, sysfs, systemd, vgpu_types)
+from nvidia_vgpu import juju_commands, memo, model, vgpu_types
+from nvidia_vgpu.driver import module_build, restore, software, sriov
+from nvidia_vgpu.health import verdict
+from nvidia_vgpu.host import (
+    dpkg, inventory, kernel, libvirt, nvidia_smi, pci, secure_boot, survey,
+    sysfs, systemd)
+from nvidia_vgpu.nova import (
+    capacity, guest_safety, mappings, nova_config, profiles, releases,
+    resource_classes)
 
 NOVA_PACKAGE = 'nova-common'
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
@@ -113,7 +117,7 @@ class NovaVgpuConfig(NamedTuple):
     # types whose class change waits for the guests using them
     class_held: List[resource_classes.HeldClass] = []
     class_refusal: Optional[str] = None  # nova ignores per-profile here
-    gpus: List[mappings.HostGpu] = []  # as read for this config
+    gpus: List[model.HostGpu] = []  # as read for this config
     # device -> {type id: name} the driver offers (None: not running)
     offered: Optional[Dict[str, Dict[str, str]]] = None
     # type -> devices Nova gives it beyond the mappings (one type, < 29)
@@ -148,13 +152,13 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     # ---------------------------------------------------------- the host
 
     @memo.cached_property
-    def gpus(self) -> List[pci.PciFunction]:
+    def gpus(self) -> List[model.PciFunction]:
         """This host's NVIDIA physical GPUs (one lspci per hook)."""
         return inventory.nvidia_gpus()
 
     @property
-    def installed_software(self) -> Optional[software.Installed]:
-        return software.Installed.from_dict(
+    def installed_software(self) -> Optional[model.Installed]:
+        return model.Installed.from_dict(
             unitdata.kv().get(software.INSTALLED_KEY))
 
     @property
@@ -229,7 +233,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         if not self.vgpus_in_use:
             self.ensure_vgpu_software()
 
-    def _resource_to_install(self) -> Tuple[Optional[software.Resource],
+    def _resource_to_install(self) -> Tuple[Optional[model.Resource],
                                             Optional[str], bool]:
         """The attached resource, why it must not be installed (or
         None), and whether this host still needs it."""
@@ -241,13 +245,13 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             installed_version(resource.deb.package))
         return resource, problem, needed
 
-    def _replaces_vgpu_manager(self, deb: dpkg.DebInfo) -> bool:
+    def _replaces_vgpu_manager(self, deb: model.DebInfo) -> bool:
         """Whether installing this package would replace a vGPU Manager
         the host has (the charm's, or the same package from elsewhere)."""
         return (self.installed_software is not None or
                 installed_version(deb.package) is not None)
 
-    def _software_waits(self, deb: Optional[dpkg.DebInfo]) -> None:
+    def _software_waits(self, deb: Optional[model.DebInfo]) -> None:
         """Remember (or forget) the revision that waits for guests."""
         kv = unitdata.kv()
         if deb is None:
@@ -373,7 +377,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         if kernel.nvidia_driver_version() is not None:
             restore.apply_vf_types(vf_types)
 
-    def _attached_resource(self) -> Optional[software.Resource]:
+    def _attached_resource(self) -> Optional[model.Resource]:
         path = hookenv.resource_get(software.RESOURCE)
         if not path or not os.path.isfile(path):
             return None
@@ -382,10 +386,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         with open(path, 'rb') as stream:
             for block in iter(lambda: stream.read(1 << 20), b''):
                 digest.update(block)
-        return software.Resource(size, digest.hexdigest(),
-                                 dpkg.read_deb(path) if size else None)
+        return model.Resource(size, digest.hexdigest(),
+                              dpkg.read_deb(path) if size else None)
 
-    def _install(self, resource: software.Resource) -> Optional[str]:
+    def _install(self, resource: model.Resource) -> Optional[str]:
         deb = resource.deb
         hookenv.status_set('maintenance', 'Installing NVIDIA vGPU host '
                            'software {} {}'.format(deb.package, deb.version))
@@ -399,13 +403,13 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return ('apt-get could not install {} {}: {} (retried at the '
                     'next config-changed, upgrade-charm or start)'.format(
                         deb.package, deb.version, failure))
-        unitdata.kv().set(software.INSTALLED_KEY, software.Installed(
+        unitdata.kv().set(software.INSTALLED_KEY, model.Installed(
             resource.sha256, deb.package, deb.version,
             deb.services).to_dict())
         kernel.blacklist_nouveau()
         return None
 
-    def _kernel_module_problem(self, deb: dpkg.DebInfo) -> Optional[str]:
+    def _kernel_module_problem(self, deb: model.DebInfo) -> Optional[str]:
         """Before a package whose kernel module DKMS builds here: install
         what the archive has and the build needs (module_build says
         which), then say why the build, or the module's load under
@@ -422,7 +426,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         return module_build.problem(deb, host, failure)
 
     @staticmethod
-    def _module_build_host() -> module_build.BuildHost:
+    def _module_build_host() -> model.BuildHost:
         """The running kernel, its headers and its rule on unsigned
         modules; the signing key and mokutil only where that rule asks
         for signatures (elsewhere no command runs)."""
@@ -434,7 +438,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         exists = secure_boot.certificate_exists(certificate)
         mokutil = bool(signed_only) and installed_version(
             module_build.MOKUTIL_PACKAGE) is not None
-        return module_build.BuildHost(
+        return model.BuildHost(
             release, kernel.headers_installed(release), signed_only,
             certificate, exists, mokutil,
             secure_boot.key_enrolment(certificate)
@@ -453,7 +457,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """How many vGPU types this nova honours (None: no limit)."""
         return 1
 
-    def host_gpus(self) -> List[mappings.HostGpu]:
+    def host_gpus(self) -> List[model.HostGpu]:
         """This host's GPUs as Nova can use them, VFs read afresh.
 
         The driver mode is read from sysfs, not assumed from the Ubuntu
@@ -463,7 +467,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         gpus = []
         for gpu in self.gpus:
             vfs = tuple(sysfs.sriov_virtual_functions(gpu.address))
-            gpus.append(mappings.HostGpu(
+            gpus.append(model.HostGpu(
                 gpu.address, sysfs.sriov_total_vfs(gpu.address) > 0, vfs,
                 bool(vfs) and sysfs.creatable_vgpu_types(vfs[0]) is not None,
                 ':'.join((gpu.vendor_id, gpu.device_id,
@@ -472,7 +476,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         return gpus
 
     @staticmethod
-    def offered_vgpu_types(gpus: List[mappings.HostGpu], names: bool = False
+    def offered_vgpu_types(gpus: List[model.HostGpu], names: bool = False
                            ) -> Optional[Dict[str, Dict[str, str]]]:
         """Types each device offers, {type id: the driver's name}, once
         the driver runs (else None); the mdev names ('' unless names) are
@@ -505,7 +509,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         return offered
 
     def sriov_capacities(self, host: mappings.HostMappings,
-                         gpus: List[mappings.HostGpu]
+                         gpus: List[model.HostGpu]
                          ) -> Dict[Tuple[str, str], Optional[int]]:
         """(GPU, type) -> the type's max_instance on that SR-IOV GPU.
 
@@ -536,7 +540,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 pci_users)
 
     @memo.cached_property
-    def vgpus_in_use(self) -> List[guest_safety.VgpuInUse]:
+    def vgpus_in_use(self) -> List[model.VgpuInUse]:
         """Every vGPU a guest uses on this host now: mdevs a guest's
         definition has, and VFs of the vendor-specific VFIO driver with a
         vGPU type that a guest has as a PCI device."""
@@ -741,9 +745,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             running = kernel.nvidia_driver_version()
             if running != installed.version:
                 return 'blocked', software.reboot_message(installed, running)
-            drift = health.drift(self.health_facts())
+            drift = verdict.drift(self.health_facts())
             if drift:
-                return 'blocked', health.status_message(drift)
+                return 'blocked', verdict.status_message(drift)
         return None, None
 
     def custom_assess_status_last_check(self) -> Tuple[Optional[str],
@@ -825,7 +829,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     # ----------------------------------------------------------- health
 
-    def health_facts(self, detail: bool = False) -> health.HostFacts:
+    def health_facts(self, detail: bool = False) -> verdict.HostFacts:
         """What the health verdict is made from. Without detail (every
         hook's status) only what the hook has read already, plus the VFs'
         vGPU types and the charm's records; with it (the action) each
@@ -838,7 +842,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         kv = unitdata.kv()
         waiting = kv.get(WAITING_SOFTWARE_KEY)
         mdevs, mdev_users, pci_users = self.guest_devices
-        return health.HostFacts(
+        return verdict.HostFacts(
             gpus=[survey.gpu_state(gpu, models.get(gpu.address, ''),
                                    driver is not None,
                                    None if detail else config.offered or {})
@@ -860,9 +864,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             paused=os_utils.is_unit_paused_set())
 
     def vgpu_health(self) -> Dict[str, object]:
-        """The vgpu-health action's report (health.report), reading
+        """The vgpu-health action's report (verdict.report), reading
         only; nvidia-smi is asked where the host has it."""
-        return health.report(
+        return verdict.report(
             self.health_facts(detail=True),
             survey.versions(installed_nova_version()),
             nvidia_smi.vgpu_report())
@@ -926,7 +930,7 @@ class XenaNovaComputeNvidiaVgpuCharm(VictoriaNovaComputeNvidiaVgpuCharm):
 class CaracalNovaComputeNvidiaVgpuCharm(XenaNovaComputeNvidiaVgpuCharm):
     """Caracal and later: Nova adds [mdev_<type>] max_instances, which the
     charm does not need: each SR-IOV GPU already gets only as many VFs as
-    it can host (nvidia_vgpu.capacity says why)."""
+    it can host (nvidia_vgpu.nova.capacity says why)."""
 
     release = 'caracal'
     nova_options = nova_config.CARACAL

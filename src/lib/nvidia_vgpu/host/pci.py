@@ -7,55 +7,15 @@ localised or outdated names) and the names are kept only for messages.
 import re
 import subprocess
 from collections import Counter
-from typing import Collection, Iterable, List, NamedTuple, Optional
+from typing import Collection, Iterable, List, Optional
+from nvidia_vgpu import model
 
-NVIDIA_VENDOR_ID = '10de'
-# VGA compatible controller (boards with display outputs enabled) and 3D
-# controller (datacenter boards); audio, USB, serial and bridge functions
-# (NVSwitch) of the same vendor are not GPUs.
-GPU_CLASSES = ('0300', '0302')
 LSPCI_COMMAND = ('lspci', '-Dmmnn')
 
 _TOKEN = re.compile(r'"(?P<quoted>[^"]*)"|(?P<bare>\S+)')
 _NAMED_ID = re.compile(r'(?:(?P<name>.*?) ?)?\[(?P<id>[0-9a-fA-F]{4})\]')
 _BARE_ID = re.compile(r'[0-9a-fA-F]{4}')
 _ADDRESS = re.compile(r'[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]')
-_MARKETING_NAME = re.compile(r'\[(?P<model>[^\]]+)\]$')
-
-
-class PciFunction(NamedTuple):
-    """One PCI function: ids as lower-case hex, names as lspci knows them."""
-
-    address: str
-    class_id: str
-    vendor_id: str
-    device_id: str
-    subsystem_vendor_id: str = ''
-    subsystem_device_id: str = ''
-    revision: str = ''
-    class_name: str = ''
-    vendor_name: str = ''
-    device_name: str = ''
-
-    @property
-    def model(self) -> str:
-        """A name an operator recognises, e.g. "Tesla V100 PCIe 16GB".
-
-        lspci's database writes "GV100GL [Tesla V100 PCIe 16GB]": the
-        marketing name is the bracketed part. Boards newer than the
-        host's database only have ids.
-        """
-        match = _MARKETING_NAME.search(self.device_name)
-        if match:
-            return match.group('model')
-        if self.device_name and self.device_name != 'Device':
-            return self.device_name
-        return 'device {}:{}'.format(self.vendor_id, self.device_id)
-
-    @property
-    def is_nvidia_gpu(self) -> bool:
-        return (self.vendor_id == NVIDIA_VENDOR_ID and
-                self.class_id in GPU_CLASSES)
 
 
 def _split_id(field: str) -> tuple:
@@ -69,7 +29,7 @@ def _split_id(field: str) -> tuple:
     return field, ''
 
 
-def parse_lspci(text: str) -> List[PciFunction]:
+def parse_lspci(text: str) -> List[model.PciFunction]:
     """Every function in `lspci -Dmm -n` or `-nn` output, in order.
 
     Lines that are not a function with a full domain:bus:device.function
@@ -94,7 +54,7 @@ def parse_lspci(text: str) -> List[PciFunction]:
         subsystem = quoted[3:5] + ['', ''][len(quoted[3:5]):]
         revision = next((option[2:] for option in options
                          if option.startswith('-r')), '')
-        functions.append(PciFunction(
+        functions.append(model.PciFunction(
             address=address, class_id=class_id, vendor_id=vendor_id,
             device_id=device_id,
             subsystem_vendor_id=_split_id(subsystem[0])[1],
@@ -104,8 +64,9 @@ def parse_lspci(text: str) -> List[PciFunction]:
     return functions
 
 
-def nvidia_gpus(functions: Iterable[PciFunction],
-                virtual_functions: Collection[str] = ()) -> List[PciFunction]:
+def nvidia_gpus(functions: Iterable[model.PciFunction],
+                virtual_functions: Collection[str] = ()
+                ) -> List[model.PciFunction]:
     """The NVIDIA physical GPUs among these functions.
 
     SR-IOV virtual functions of a GPU look exactly like GPUs to lspci;
@@ -116,7 +77,7 @@ def nvidia_gpus(functions: Iterable[PciFunction],
             function.address not in virtual_functions]
 
 
-def describe_gpus(gpus: Iterable[PciFunction]) -> str:
+def describe_gpus(gpus: Iterable[model.PciFunction]) -> str:
     """"2 NVIDIA GPUs (Tesla V100 PCIe 16GB)", for the unit's status."""
     models = Counter(gpu.model for gpu in gpus)
     total = sum(models.values())
@@ -125,13 +86,14 @@ def describe_gpus(gpus: Iterable[PciFunction]) -> str:
     if len(models) == 1:
         detail = next(iter(models))
     else:
-        detail = ', '.join('{} {}'.format(count, model)
-                           for model, count in sorted(models.items()))
+        detail = ', '.join('{} {}'.format(count, name)
+                           for name, count in sorted(models.items()))
     return '{} NVIDIA GPU{} ({})'.format(total, '' if total == 1 else 's',
                                          detail)
 
 
-def list_functions(command: Optional[List[str]] = None) -> List[PciFunction]:
+def list_functions(command: Optional[List[str]] = None
+                   ) -> List[model.PciFunction]:
     """Every PCI function on this host, from lspci."""
     output = subprocess.run(command or list(LSPCI_COMMAND), check=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -21,9 +21,9 @@ Pure functions: data in, data out.
 from typing import (Collection, Dict, Iterable, List, Mapping, NamedTuple,
                     Optional, Set, Tuple)
 
-from nvidia_vgpu.mappings import (
-    PROFILE, SELECTOR, HostGpu, HostMappings, Mappings, type_order,
-    is_profile)
+from nvidia_vgpu.model import HostGpu
+from nvidia_vgpu.nova.mappings import (
+    PROFILE, SELECTOR, HostMappings, Mappings, type_order, is_profile)
 
 # device -> {type id: the driver's name for it, e.g. "GRID V100-8Q"}
 Offered = Mapping[str, Mapping[str, str]]

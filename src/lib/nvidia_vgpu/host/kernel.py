@@ -4,7 +4,7 @@ import os
 import subprocess
 from typing import Optional, Set
 
-from nvidia_vgpu.hostfs import host_path, write_if_changed
+from nvidia_vgpu.host.hostfs import host_path, write_if_changed
 
 PROC_MODULES = '/proc/modules'
 # What `uname -r` prints.

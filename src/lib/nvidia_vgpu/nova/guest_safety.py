@@ -13,20 +13,13 @@ Pure functions over what sysfs and libvirt's definitions say.
 """
 from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
                     Sequence, Tuple)
+from nvidia_vgpu import model
 
 # One entry per vGPU in use: (the GPU or VF it lives on, its guests).
 InUse = Sequence[Tuple[str, Sequence[str]]]
 Mappings = Dict[str, List[str]]
 # How many guest names a status line spells out before "and N more".
 NAMED_GUESTS = 3
-
-
-class VgpuInUse(NamedTuple):
-    """A vGPU a guest's definition uses, where it lives and its type."""
-
-    device: str          # the GPU, or the SR-IOV VF, it lives on
-    vgpu_type: str       # nvidia-<N>
-    guests: List[str]
 
 
 def refusal(action: str, in_use: InUse) -> Optional[str]:
@@ -51,7 +44,8 @@ def _guests(names: List[str]) -> str:
 def vgpus_in_use(mdevs: Iterable[Tuple[str, str, str]],
                  mdev_users: Mapping[str, Sequence[str]],
                  vf_types: Mapping[str, int],
-                 pci_users: Mapping[str, Sequence[str]]) -> List[VgpuInUse]:
+                 pci_users: Mapping[str, Sequence[str]]
+                 ) -> List[model.VgpuInUse]:
     """Every vGPU a guest uses now, on either driver model.
 
     mdevs: (uuid, parent, type) of each mediated device; mdev_users:
@@ -60,16 +54,16 @@ def vgpus_in_use(mdevs: Iterable[Tuple[str, str, str]],
     (vf_types: VF -> that number) that a guest has as a PCI hostdev
     (pci_users: address -> guests).
     """
-    found = [VgpuInUse(parent, vgpu_type, sorted(mdev_users[uuid]))
+    found = [model.VgpuInUse(parent, vgpu_type, sorted(mdev_users[uuid]))
              for uuid, parent, vgpu_type in mdevs if uuid in mdev_users]
-    found += [VgpuInUse(vf, 'nvidia-{}'.format(number),
-                        sorted(pci_users[vf]))
+    found += [model.VgpuInUse(vf, 'nvidia-{}'.format(number),
+                              sorted(pci_users[vf]))
               for vf, number in sorted(vf_types.items())
               if number and vf in pci_users]
     return sorted(found)
 
 
-def guest_names(vgpus: Iterable[VgpuInUse]) -> List[str]:
+def guest_names(vgpus: Iterable[model.VgpuInUse]) -> List[str]:
     """The guests using any of these vGPUs, each once, sorted."""
     return sorted({name for vgpu in vgpus for name in vgpu.guests})
 
@@ -91,7 +85,7 @@ class HeldGpu(NamedTuple):
 
 
 def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
-                    vgpus: Iterable[VgpuInUse],
+                    vgpus: Iterable[model.VgpuInUse],
                     gpu_of: Mapping[str, str]
                     ) -> Tuple[Mappings, List[HeldGpu]]:
     """The mappings to publish now, and the GPUs whose change waits.
@@ -112,7 +106,7 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
 
     type_wanted = {device: vgpu_type for vgpu_type, devices in wanted.items()
                    for device in devices}
-    by_gpu: Dict[str, List[VgpuInUse]] = {}
+    by_gpu: Dict[str, List[model.VgpuInUse]] = {}
     for vgpu in vgpus:
         by_gpu.setdefault(gpu_of.get(vgpu.device, vgpu.device),
                           []).append(vgpu)

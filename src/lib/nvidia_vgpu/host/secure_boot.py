@@ -12,7 +12,7 @@ import re
 import subprocess
 from typing import Optional
 
-from nvidia_vgpu.hostfs import host_path
+from nvidia_vgpu.host.hostfs import host_path
 
 # No /sys/firmware/efi: booted by a legacy BIOS, no Secure Boot.
 EFI_DIR = '/sys/firmware/efi'

@@ -21,6 +21,7 @@ from typing import (Collection, Dict, Iterable, List, Mapping, NamedTuple,
                     Optional, Tuple)
 
 import yaml
+from nvidia_vgpu import model
 
 OPTION = 'vgpu-device-mappings'
 MAX_TEXT_BYTES = 64 * 1024
@@ -254,21 +255,6 @@ def type_order(vgpu_type: str) -> Tuple[int, str]:
     return (int(number) if number.isdigit() else 0, vgpu_type)
 
 
-class HostGpu(NamedTuple):
-    """An NVIDIA GPU on this host, as Nova's vGPU code can use it."""
-
-    address: str
-    sriov: bool                 # vGPUs live on its virtual functions
-    virtual_functions: Tuple[str, ...] = ()
-    # NVIDIA's vendor-specific VFIO driver: no mdev, VFs are given a type
-    vendor_vfio: bool = False
-    # "10de:1db4:10de:1214": what selectors match
-    ids: str = ''
-
-    def matches(self, selector: str) -> bool:
-        return self.ids == selector or self.ids.startswith(selector + ':')
-
-
 class HostMappings(NamedTuple):
     """The part of the mappings this host can use, and why not the rest."""
 
@@ -283,7 +269,7 @@ class HostMappings(NamedTuple):
     unmatched: List[str] = []
 
 
-def for_host(mappings: Mappings, gpus: Iterable[HostGpu],
+def for_host(mappings: Mappings, gpus: Iterable[model.HostGpu],
              offered: Optional[Mapping[str, Optional[Collection[str]]]]
              ) -> HostMappings:
     """Keep the addresses that are NVIDIA GPUs (or their VFs) here.

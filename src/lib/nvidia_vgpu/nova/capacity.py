@@ -24,7 +24,8 @@ Pure functions: data in, data out.
 from typing import (Collection, Dict, Iterable, List, Mapping, Optional, Set,
                     Tuple)
 
-from nvidia_vgpu.mappings import HostGpu, Mappings
+from nvidia_vgpu.nova.mappings import Mappings
+from nvidia_vgpu.model import HostGpu
 
 # (GPU address, vGPU type) -> the type's max_instance on that GPU
 Capacities = Mapping[Tuple[str, str], Optional[int]]

@@ -8,7 +8,7 @@ import json
 from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
                     Sequence, Tuple)
 
-from nvidia_vgpu.mappings import Mappings
+from nvidia_vgpu.nova.mappings import Mappings
 
 NOVA_CONF = '/etc/nova/nova.conf'
 # charm-nova-compute asks for service 'nova-compute' then 'nova' and

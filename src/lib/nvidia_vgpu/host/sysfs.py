@@ -1,9 +1,10 @@
 """What the kernel says about PCI devices in sysfs (/sys/bus/pci)."""
 import os
-from typing import Dict, Iterable, List, NamedTuple, Optional, Set
+from typing import Dict, Iterable, List, Optional, Set
 
-from nvidia_vgpu.hostfs import host_path
-from nvidia_vgpu.vgpu_types import VgpuType
+from nvidia_vgpu.host.hostfs import host_path
+from nvidia_vgpu.model import VgpuType
+from nvidia_vgpu import model
 
 PCI_DEVICES = '/sys/bus/pci/devices'
 MDEV_BUS = '/sys/class/mdev_bus'
@@ -120,15 +121,7 @@ def mdev_type_description(address: str, type_id: str) -> Optional[str]:
         MDEV_BUS, address, 'mdev_supported_types', type_id, 'description')))
 
 
-class Mdev(NamedTuple):
-    """A mediated device (a created vGPU)."""
-
-    uuid: str
-    parent: str
-    type_id: str
-
-
-def mediated_devices() -> List[Mdev]:
+def mediated_devices() -> List[model.Mdev]:
     """Every mdev that exists now (/sys/bus/mdev/devices)."""
     directory = host_path(MDEV_DEVICES)
     try:
@@ -141,8 +134,8 @@ def mediated_devices() -> List[Mdev]:
         type_link = os.path.join(device, 'mdev_type')
         type_id = (os.path.basename(os.path.realpath(type_link))
                    if os.path.lexists(type_link) else '')
-        mdevs.append(Mdev(uuid, os.path.basename(os.path.dirname(device)),
-                          type_id))
+        mdevs.append(model.Mdev(
+            uuid, os.path.basename(os.path.dirname(device)), type_id))
     return mdevs
 
 

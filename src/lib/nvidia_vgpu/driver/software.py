@@ -5,12 +5,12 @@ Pure functions over facts gathered elsewhere (dpkg, hookenv), so every
 verdict an operator can see is tested without a host.
 """
 import fnmatch
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Optional
 
-from nvidia_vgpu.dpkg import DebInfo
+from nvidia_vgpu import model
 
 RESOURCE = 'nvidia-vgpu-software'
-# The unitdata key of what was installed (Installed.to_dict); kept across
+# The unitdata key of what was installed (model.Installed.to_dict); kept across
 # charm upgrades, so renaming it loses that record.
 INSTALLED_KEY = 'nvidia-vgpu.installed'
 # NVIDIA names the vGPU Manager for Ubuntu KVM nvidia-vgpu-ubuntu-<branch>.
@@ -25,36 +25,7 @@ ATTACH_COMMAND = ('juju attach-resource nova-compute-nvidia-vgpu '
                   '<version>_amd64.deb')
 
 
-class Resource(NamedTuple):
-    """The attached resource as found on this unit."""
-
-    size: int
-    sha256: str
-    deb: Optional[DebInfo]
-
-
-class Installed(NamedTuple):
-    """What the charm installed, remembered across hooks and upgrades."""
-
-    sha256: str
-    package: str
-    version: str
-    services: tuple
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {'sha256': self.sha256, 'package': self.package,
-                'version': self.version, 'services': list(self.services)}
-
-    @classmethod
-    def from_dict(cls, data: Optional[Dict[str, Any]]
-                  ) -> Optional['Installed']:
-        if not data:
-            return None
-        return cls(data['sha256'], data['package'], data['version'],
-                   tuple(data.get('services', ())))
-
-
-def resource_problem(resource: Optional[Resource],
+def resource_problem(resource: Optional[model.Resource],
                      pinned_sha256: str = '') -> Optional[str]:
     """Why this resource must not be installed, or None if it may be.
 
@@ -85,7 +56,8 @@ def resource_problem(resource: Optional[Resource],
     return None
 
 
-def needs_install(resource: Resource, installed: Optional[Installed],
+def needs_install(resource: model.Resource,
+                  installed: Optional[model.Installed],
                   installed_version: Optional[str]) -> bool:
     """Install unless this very file is what is on the host now.
 
@@ -97,7 +69,7 @@ def needs_install(resource: Resource, installed: Optional[Installed],
                 installed_version == installed.version)
 
 
-def reboot_message(installed: Installed, running: Optional[str]) -> str:
+def reboot_message(installed: model.Installed, running: Optional[str]) -> str:
     """Blocked message while the installed driver is not the running one.
 
     Says "installed NVIDIA software", as operators' tooling waits for.

@@ -14,27 +14,16 @@ kernel comes with it. What needs a person is left to the operator:
 enrolling a signing key is confirmed at the console at boot, and Secure
 Boot is a firmware setting.
 """
-from typing import List, NamedTuple, Optional
+from typing import List, Optional
 
-from nvidia_vgpu import secure_boot
-from nvidia_vgpu.dpkg import DebInfo
+from nvidia_vgpu.host import secure_boot
+from nvidia_vgpu.model import DebInfo
+from nvidia_vgpu import model
 
 HEADERS_PACKAGE = 'linux-headers-{}'
 MOKUTIL_PACKAGE = 'mokutil'
 SECURE_BOOT_ON = 'Secure Boot is on'
 RETRY = '(retried at the next config-changed, upgrade-charm or start)'
-
-
-class BuildHost(NamedTuple):
-    """What the host offers a DKMS build, as the package would find it."""
-
-    kernel: str                 # the running kernel's release
-    headers: bool               # its headers are where DKMS looks
-    signed_only: Optional[str]  # why unsigned modules are refused, if so
-    certificate: str            # what DKMS signs with (its certificate)
-    certificate_exists: bool
-    mokutil: bool               # installed
-    enrolment: Optional[str]    # secure_boot.ENROLLED, PENDING, ...
 
 
 def signed_only(secure_boot_on: bool, lockdown: Optional[str],
@@ -53,7 +42,7 @@ def signed_only(secure_boot_on: bool, lockdown: Optional[str],
     return None
 
 
-def packages_to_install(host: BuildHost) -> List[str]:
+def packages_to_install(host: model.BuildHost) -> List[str]:
     """Archive packages to install before the vGPU Manager: the running
     kernel's headers if missing, and mokutil where the kernel wants
     signed modules (to check the signing key, and for the operator to
@@ -66,7 +55,7 @@ def packages_to_install(host: BuildHost) -> List[str]:
     return packages
 
 
-def problem(deb: DebInfo, host: BuildHost,
+def problem(deb: DebInfo, host: model.BuildHost,
             apt_failure: Optional[str] = None) -> Optional[str]:
     """Why the package must not be installed on this host yet (blocked,
     naming the fix), or None. apt_failure: apt's reason when installing

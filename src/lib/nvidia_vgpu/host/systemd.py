@@ -2,7 +2,7 @@
 import os
 import subprocess
 
-from nvidia_vgpu.hostfs import host_path, write_if_changed
+from nvidia_vgpu.host.hostfs import host_path, write_if_changed
 
 UNIT_DIR = '/etc/systemd/system'
 

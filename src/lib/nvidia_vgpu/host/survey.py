@@ -8,18 +8,19 @@ and update-status can both run it.
 """
 from typing import Dict, Iterable, Optional
 
-from nvidia_vgpu import dpkg, health, kernel, restore, sriov, sysfs, systemd
-from nvidia_vgpu.mappings import HostGpu
-from nvidia_vgpu.vgpu_types import VgpuType
+from nvidia_vgpu.driver import restore, sriov
+from nvidia_vgpu.host import dpkg, kernel, sysfs, systemd
+from nvidia_vgpu.model import HostGpu, VgpuType
+from nvidia_vgpu import model
 
 LIBVIRT_PACKAGES = ('libvirt-daemon-system', 'libvirt0')
 QEMU_PACKAGE = 'qemu-system-x86'
 BOOT_UNITS = (sriov.BOOT_UNIT, restore.UNIT)
 
 
-def gpu_state(gpu: HostGpu, model: str, driver_running: bool,
+def gpu_state(gpu: HostGpu, gpu_model: str, driver_running: bool,
               offered: Optional[Dict[str, Dict[str, str]]] = None
-              ) -> health.GpuState:
+              ) -> model.GpuState:
     """One GPU as the host shows it.
 
     offered: the types per device the hook already read (the charm
@@ -56,8 +57,8 @@ def gpu_state(gpu: HostGpu, model: str, driver_running: bool,
                  if found.name}
     vf_types = ({vf: sysfs.current_vgpu_type(vf) or 0 for vf in vfs}
                 if gpu.vendor_vfio else {})
-    return health.GpuState(gpu.address, model, total, vfs, gpu.vendor_vfio,
-                           types, names, vf_types)
+    return model.GpuState(gpu.address, gpu_model, total, vfs,
+                          gpu.vendor_vfio, types, names, vf_types)
 
 
 def boot_units() -> Dict[str, str]:
@@ -71,9 +72,10 @@ def services(names: Iterable[str]) -> Dict[str, str]:
     return {name: systemd.state(name) for name in names}
 
 
-def versions(nova: Optional[str]) -> health.Versions:
+def versions(nova: Optional[str]) -> model.Versions:
     """What live migration depends on, as installed here."""
     found = (dpkg.installed_version(name) for name in LIBVIRT_PACKAGES)
     libvirt = next((version for version in found if version), None)
-    return health.Versions(nova, libvirt, dpkg.installed_version(QEMU_PACKAGE),
-                           kernel.running_release())
+    return model.Versions(nova, libvirt,
+                          dpkg.installed_version(QEMU_PACKAGE),
+                          kernel.running_release())

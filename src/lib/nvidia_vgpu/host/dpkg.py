@@ -1,9 +1,10 @@
 """The host's package manager: installed packages, .deb files, apt-get."""
 import os
 import subprocess
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from nvidia_vgpu.hostfs import host_path
+from nvidia_vgpu.host.hostfs import host_path
+from nvidia_vgpu import model
 
 APT_ENV = {'DEBIAN_FRONTEND': 'noninteractive'}
 DPKG_STATUS = '/var/lib/dpkg/status'
@@ -14,19 +15,6 @@ SYSTEMD_UNIT_DIRS = ('/lib/systemd/system/', '/usr/lib/systemd/system/')
 # package ships under /usr/src/<module>-<version>/ for `dkms add`.
 DKMS_CONF = 'dkms.conf'
 DKMS_PACKAGE = 'dkms'
-
-
-class DebInfo(NamedTuple):
-    """What a .deb says about itself."""
-
-    package: str
-    version: str
-    architecture: str
-    services: Tuple[str, ...]
-    # Whether installing it builds a kernel module on the host (DKMS), so
-    # that the running kernel's headers, and under Secure Boot an enrolled
-    # signing key, must be there first.
-    builds_kernel_module: bool = False
 
 
 def installed_version(package: str) -> Optional[str]:
@@ -82,7 +70,7 @@ def remembered_version(package: str, remembered: Optional[Dict[str, Any]]
     return versions[package], {'stamp': stamp, 'versions': versions}
 
 
-def read_deb(path: str) -> Optional[DebInfo]:
+def read_deb(path: str) -> Optional[model.DebInfo]:
     """Package, version, systemd services of a .deb and whether it builds
     a kernel module on the host; None when dpkg-deb cannot read the file
     as a Debian package."""
@@ -109,9 +97,9 @@ def read_deb(path: str) -> Optional[DebInfo]:
             services.add(os.path.basename(name)[:-len('.service')])
         if os.path.basename(name) == DKMS_CONF:
             dkms_sources = True
-    return DebInfo(package.strip(), version.strip(), architecture.strip(),
-                   tuple(sorted(services)),
-                   dkms_sources or DKMS_PACKAGE in depended_on(
+    return model.DebInfo(package.strip(), version.strip(),
+                         architecture.strip(), tuple(sorted(services)),
+                         dkms_sources or DKMS_PACKAGE in depended_on(
                        pre_depends + ',' + depends))
 
 

@@ -6,11 +6,14 @@ without the reactive framework or charms.openstack.
 """
 from typing import Dict, List, Optional, Tuple
 
-from nvidia_vgpu import (
-    kernel, mappings, pci, resource_classes, software, sysfs, vgpu_types)
+from nvidia_vgpu import vgpu_types
+from nvidia_vgpu.driver import software
+from nvidia_vgpu.host import kernel, pci, sysfs
+from nvidia_vgpu.nova import mappings, resource_classes
+from nvidia_vgpu import model
 
 
-def nvidia_gpus() -> List[pci.PciFunction]:
+def nvidia_gpus() -> List[model.PciFunction]:
     """This host's NVIDIA physical GPUs (one lspci): SR-IOV virtual
     functions look like GPUs to lspci and are left out."""
     functions = pci.list_functions()
@@ -30,7 +33,7 @@ def _sriov_records(gpu: str, vfs: List[str], hosted: List[str]
         tables = [table] + [sysfs.creatable_vgpu_types(vf) or {}
                             for vf in vfs[1:]]
         return vgpu_types.gpu_records(gpu, [
-            [vgpu_types.VgpuType('nvidia-{}'.format(number), vf, name, '', 1)
+            [model.VgpuType('nvidia-{}'.format(number), vf, name, '', 1)
              for number, name in sorted(table.items())]
             for vf, table in zip(vfs, tables)]), True
     first = sysfs.read_mdev_types(vfs[0])
@@ -54,8 +57,8 @@ def _with_classes(records: List[Dict[str, object]], chosen: Optional[str],
     return records
 
 
-def list_vgpu_types(gpus: List[pci.PciFunction],
-                    installed: Optional[software.Installed],
+def list_vgpu_types(gpus: List[model.PciFunction],
+                    installed: Optional[model.Installed],
                     pci_address: Optional[str] = None,
                     resource_class: Optional[str] = None,
                     refusal: Optional[str] = None) -> Dict[str, object]:

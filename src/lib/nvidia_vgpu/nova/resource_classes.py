@@ -30,8 +30,9 @@ import re
 from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
                     Sequence, Set, Tuple)
 
-from nvidia_vgpu import guest_safety, nova_config, profiles, releases
-from nvidia_vgpu.mappings import PROFILE, type_order
+from nvidia_vgpu.nova import guest_safety, nova_config, profiles, releases
+from nvidia_vgpu.nova.mappings import PROFILE, type_order
+from nvidia_vgpu import model
 
 OPTION = 'vgpu-resource-class'
 VGPU = nova_config.VGPU   # the default value names the class it keeps
@@ -242,7 +243,7 @@ class HeldClass(NamedTuple):
 
 
 def hold_for_guests(wanted: Classes, published: Optional[Classes],
-                    vgpus: Iterable[guest_safety.VgpuInUse],
+                    vgpus: Iterable[model.VgpuInUse],
                     vendor_vfio: Iterable[str]
                     ) -> Tuple[Classes, List[HeldClass]]:
     """The classes to publish now, and the types whose change waits.

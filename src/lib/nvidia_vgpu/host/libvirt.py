@@ -8,7 +8,7 @@ import os
 import xml.etree.ElementTree as ElementTree
 from typing import Dict, List, Tuple
 
-from nvidia_vgpu.hostfs import host_path
+from nvidia_vgpu.host.hostfs import host_path
 
 DOMAINS = '/etc/libvirt/qemu'
 

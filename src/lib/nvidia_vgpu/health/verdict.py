@@ -33,7 +33,9 @@ them), findings, rows, a table and a status line out.
 from typing import (Dict, List, Mapping, NamedTuple, Optional, Sequence,
                     Tuple)
 
-from nvidia_vgpu import guest_safety, nova_config, releases, software
+from nvidia_vgpu.driver import software
+from nvidia_vgpu.nova import guest_safety, nova_config, releases
+from nvidia_vgpu import model
 
 Mappings = Dict[str, List[str]]
 
@@ -64,27 +66,12 @@ MIGRATION_MINIMUMS = (('nova', (29, 0, 0)), ('libvirt', (8, 6, 0)),
 NAMED_DEVICES = 3
 
 
-class GpuState(NamedTuple):
-    """One physical GPU as the host shows it now."""
-
-    address: str
-    model: str
-    total_vfs: int                  # 0: no SR-IOV
-    vfs: Tuple[str, ...] = ()       # enabled VFs
-    vendor_vfio: bool = False       # VFs typed through sysfs, no mdev
-    # device -> {type id: free instances (None: not read)}; empty while
-    # the driver does not run
-    types: Mapping[str, Mapping[str, Optional[int]]] = {}
-    names: Mapping[str, str] = {}   # type id -> the driver's name
-    vf_types: Mapping[str, int] = {}  # vendor VFIO: VF -> type (0: none)
-
-
 class HostFacts(NamedTuple):
     """Everything the verdict is made from."""
 
-    gpus: Sequence[GpuState]
+    gpus: Sequence[model.GpuState]
     driver: Optional[str]                   # running NVIDIA driver
-    installed: Optional[software.Installed]  # what the charm installed
+    installed: Optional[model.Installed]  # what the charm installed
     published: Optional[Mappings]           # what Nova was last given
     wanted: Optional[Mappings] = None       # what it should have now
     mdevs: Sequence[Tuple[str, str, str]] = ()   # (uuid, parent, type)
@@ -124,7 +111,7 @@ def _listed(items: Sequence[str]) -> str:
     return shown + (' and {} more'.format(more) if more > 0 else '')
 
 
-def _gpu_of(gpus: Sequence[GpuState]) -> Dict[str, str]:
+def _gpu_of(gpus: Sequence[model.GpuState]) -> Dict[str, str]:
     return {device: gpu.address for gpu in gpus
             for device in (gpu.address,) + tuple(gpu.vfs)}
 
@@ -176,7 +163,7 @@ def drift(facts: HostFacts) -> List[Finding]:
 
 
 def _guests_without_vgpus(facts: HostFacts, gpu_of: Dict[str, str],
-                          by_gpu: Dict[str, GpuState]) -> List[Finding]:
+                          by_gpu: Dict[str, model.GpuState]) -> List[Finding]:
     """Guests whose definition names a vGPU the host does not have: an
     mdev that does not exist, or a VF (one Nova was given, one the charm
     typed, or a VF of a vendor-VFIO GPU) that is gone or untyped."""
@@ -268,7 +255,7 @@ def findings(facts: HostFacts) -> List[Finding]:
     return found
 
 
-def _vgpus_in_use(facts: HostFacts) -> List[guest_safety.VgpuInUse]:
+def _vgpus_in_use(facts: HostFacts) -> List[model.VgpuInUse]:
     vf_types = {vf: number for gpu in facts.gpus
                 for vf, number in gpu.vf_types.items()}
     return guest_safety.vgpus_in_use(facts.mdevs, facts.mdev_users,
@@ -287,7 +274,7 @@ def status_message(found: Sequence[Finding]) -> Optional[str]:
         ' (and {} more: run vgpu-health)'.format(more) if more else '')
 
 
-def _mode(gpu: GpuState) -> str:
+def _mode(gpu: model.GpuState) -> str:
     if not gpu.total_vfs:
         return 'mdev'
     if not gpu.vfs:
@@ -343,7 +330,7 @@ def _types_on(mappings: Optional[Mappings],
                   if set(listed) & set(devices))
 
 
-def _free(facts: HostFacts, gpu: GpuState,
+def _free(facts: HostFacts, gpu: model.GpuState,
           given: Sequence[str]) -> Optional[int]:
     """vGPUs Nova could still create of the type(s) it was given here;
     None where the driver's counts were not read."""
@@ -362,16 +349,7 @@ def _free(facts: HostFacts, gpu: GpuState,
     return sum(counts)
 
 
-class Versions(NamedTuple):
-    """What live migration depends on, as installed (None: not found)."""
-
-    nova: Optional[str]      # nova-common's Debian version
-    libvirt: Optional[str]   # libvirt's Debian version
-    qemu: Optional[str]      # qemu-system-x86's Debian version
-    linux: Optional[str]     # the running kernel's release
-
-
-def migration_readiness(versions: Versions) -> Dict[str, object]:
+def migration_readiness(versions: model.Versions) -> Dict[str, object]:
     """Each component against Nova's minimum for migrating vGPU guests,
     and whether all are met."""
     checks = []
@@ -388,7 +366,7 @@ def migration_readiness(versions: Versions) -> Dict[str, object]:
             'checks': checks}
 
 
-def report(facts: HostFacts, versions: Optional[Versions] = None,
+def report(facts: HostFacts, versions: Optional[model.Versions] = None,
            nvidia_smi: Optional[str] = None) -> Dict[str, object]:
     """The action's structured result."""
     found = findings(facts)
