@@ -63,7 +63,7 @@ def test_a_retype_of_a_gpu_in_use_keeps_what_nova_had_there():
     effective, held = guest_safety.hold_for_guests(
         wanted, published, [in_use(V100_A, 'nvidia-108', 'i-1')], GPU_OF)
     assert effective == {'nvidia-105': [V100_B], 'nvidia-108': [V100_A]}
-    assert held == [guest_safety.HeldGpu(
+    assert held == [model.HeldGpu(
         V100_A, ('nvidia-108',), ('nvidia-105',), ['i-1'])]
 
 
@@ -109,9 +109,9 @@ def test_without_a_record_only_the_vgpus_in_use_are_kept():
 
 
 def test_the_held_message_says_device_guests_and_when():
-    held = [guest_safety.HeldGpu(V100_A, ('nvidia-108',), ('nvidia-105',),
-                                 ['i-1', 'i-2', 'i-3', 'i-4', 'i-5']),
-            guest_safety.HeldGpu(V100_B, ('nvidia-108',), (), ['i-6'])]
+    held = [model.HeldGpu(V100_A, ('nvidia-108',), ('nvidia-105',),
+                          ['i-1', 'i-2', 'i-3', 'i-4', 'i-5']),
+            model.HeldGpu(V100_B, ('nvidia-108',), (), ['i-6'])]
     assert guest_safety.held_message(held) == (
         'Change of vgpu-device-mappings waits for guests using vGPUs: '
         '0000:84:00.0 keeps nvidia-108 for i-1, i-2, i-3 and 2 more '
@@ -129,8 +129,8 @@ def test_the_software_message_names_version_and_guests():
 
 
 def test_with_one_type_per_host_the_message_says_the_whole_host_waits():
-    held = [guest_safety.HeldGpu(V100_A, ('nvidia-108',), ('nvidia-105',),
-                                 ['i-1'])]
+    held = [model.HeldGpu(V100_A, ('nvidia-108',), ('nvidia-105',),
+                          ['i-1'])]
     assert guest_safety.held_message(held, whole_host=True).endswith(
         '(wanted: nvidia-105); with one vGPU type per host on this release '
         'the whole host waits; it applies once they are gone (stop or '

@@ -3,7 +3,6 @@ is only worth knowing, and how the action and the unit status say it."""
 import json
 
 from nvidia_vgpu.health import verdict
-from nvidia_vgpu.nova import guest_safety
 from nvidia_vgpu import model
 
 V100_A = '0000:84:00.0'
@@ -219,8 +218,8 @@ def test_software_problems_come_first_and_each_is_broken():
 
 
 def test_changes_that_wait_are_notes_and_the_host_stays_healthy():
-    held = guest_safety.HeldGpu(V100_B, ('nvidia-105',), ('nvidia-108',),
-                                ['instance-2b'])
+    held = model.HeldGpu(V100_B, ('nvidia-105',), ('nvidia-108',),
+                         ['instance-2b'])
     facts = v100_host(
         held=[held], waiting_software=('nvidia-vgpu-ubuntu-550',
                                        '550.90.05'),

@@ -370,9 +370,9 @@ def test_versions_for_migration_come_from_dpkg_and_proc(
 
 
 def test_the_vf_types_the_charm_gave_are_read_back(host_root):
-    from nvidia_vgpu.driver import restore
-    assert restore.recorded_vf_types() == {}
-    restore.save_json(restore.SETTINGS, {
+    from nvidia_vgpu.host import boot_records
+    assert boot_records.recorded_vf_types() == {}
+    boot_records.save_json(boot_records.SETTINGS, {
         'restore_mdevs': False,
         'vf_vgpu_types': {'0000:41:00.4': 1148, '0000:41:00.5': 0}})
-    assert restore.recorded_vf_types() == {'0000:41:00.4': 1148}
+    assert boot_records.recorded_vf_types() == {'0000:41:00.4': 1148}

@@ -182,7 +182,7 @@ def spec_host_mappings(text: str, offered: Optional[Dict[str, Set[str]]]
 
 
 def spec_sections(host: Dict[str, List[str]],
-                  family: nova_config.NovaOptions) -> Dict[str, dict]:
+                  family: model.NovaOptions) -> Dict[str, dict]:
     """nova.conf as the documentation's table says, per release family."""
     if not host:
         return {}

@@ -4,7 +4,7 @@ import os
 import pytest
 
 from nvidia_vgpu.host import pci
-from nvidia_vgpu import model
+from nvidia_vgpu import model, status
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
                     'lspci')
@@ -36,7 +36,7 @@ def gpus_of(name, virtual_functions=()):
 def test_gpus_found_on_real_lspci_outputs(host, addresses, description):
     gpus = gpus_of(host)
     assert [gpu.address for gpu in gpus] == addresses
-    assert pci.describe_gpus(gpus) == description
+    assert status.describe_gpus(gpus) == description
 
 
 def test_nvswitch_audio_usb_and_serial_functions_are_not_gpus():

@@ -5,6 +5,7 @@ import pytest
 
 from nvidia_vgpu.nova import nova_config, resource_classes as rc
 from nvidia_vgpu.model import VgpuInUse
+from nvidia_vgpu import model
 
 
 # ------------------------------------------------------------ the option
@@ -180,8 +181,8 @@ def test_a_type_guests_use_keeps_its_class_until_they_are_gone():
         [])
     assert effective == {'nvidia-557': 'CUSTOM_VGPU_A40_2Q',
                          'nvidia-566': 'VGPU'}
-    assert held == [rc.HeldClass('nvidia-566', 'VGPU',
-                                 'CUSTOM_VGPU_A40_48Q', ['i-1', 'i-2'])]
+    assert held == [model.HeldClass('nvidia-566', 'VGPU',
+                                    'CUSTOM_VGPU_A40_48Q', ['i-1', 'i-2'])]
     assert rc.held_message(held) == (
         'Change of vgpu-resource-class waits for guests using vGPUs: '
         'nvidia-566 keeps VGPU for i-1, i-2 (wanted: CUSTOM_VGPU_A40_48Q); '

@@ -15,6 +15,11 @@ NVIDIA_VENDOR_ID = '10de'
 GPU_CLASSES = ('0300', '0302')
 _MARKETING_NAME = re.compile(r'\[(?P<model>[^\]]+)\]$')
 
+# vGPU type (or profile name) -> the PCI addresses or selectors it is on
+Mappings = Dict[str, List[str]]
+# device (a GPU or a VF) -> {type id: the driver's name for it}
+Offered = Dict[str, Dict[str, str]]
+
 
 class PciFunction(NamedTuple):
     """One PCI function: ids as lower-case hex, names as lspci knows them."""
@@ -168,3 +173,119 @@ class BuildHost(NamedTuple):
     certificate_exists: bool
     mokutil: bool               # installed
     enrolment: Optional[str]    # 'enrolled', 'pending', 'not enrolled'
+
+
+class HeldGpu(NamedTuple):
+    """A GPU whose mapping change waits for the guests on it."""
+
+    gpu: str                 # the physical GPU
+    keeps: Tuple[str, ...]   # the type(s) Nova keeps for it meanwhile
+    wants: Tuple[str, ...]   # the type(s) asked for (empty: taken out)
+    guests: List[str]
+
+
+class Resolution(NamedTuple):
+    """The mappings with profile names as this host's type ids, and what
+    could not be resolved and why."""
+
+    mappings: Mappings            # type ids only: what for_host reads
+    resolved: Dict[str, List[str]] = {}  # profile -> its type ids here
+    unresolved: List[str] = []    # profiles waiting for the driver
+    unoffered: List[str] = []     # profiles their GPUs here do not offer
+    problems: List[str] = []
+    absent: List[str] = []        # addresses under profiles, no GPU here
+    unmatched: List[str] = []     # selectors under profiles matching none
+    waiting: List[str] = []       # SR-IOV GPUs named, VFs not enabled yet
+
+
+class HeldClass(NamedTuple):
+    """A type whose class change waits for the guests using it."""
+
+    vgpu_type: str
+    keeps: str
+    wants: str
+    guests: List[str]
+
+
+class NovaOptions(NamedTuple):
+    """Nova's vGPU option names in one release family."""
+
+    type_list_option: str            # [devices] enabled_*_types
+    type_group_prefix: Optional[str]  # None: no per-type groups (< Ussuri)
+    # PCI passthrough of pre-typed VFs (vendor-specific VFIO, 31+)
+    managed_no_vfs: bool = False
+    # The fewest types a host must enable for Nova to honour
+    # [mdev_<type>] mdev_class; None: no such option (before Xena).
+    mdev_class_types: Optional[int] = None
+    # The fewest types a host must enable for Nova to keep each type to
+    # its device_addresses; with fewer, Nova gives its one type to every
+    # device that offers it.
+    address_types: int = 2
+
+
+class NovaRules(NamedTuple):
+    """What the installed release's Nova takes: the charm class of the
+    release says it, the plan follows it."""
+
+    options: NovaOptions
+    type_limit: Optional[int]   # how many types it honours (None: any)
+    single_type_reason: str     # why, where it honours one
+
+
+class HostSnapshot(NamedTuple):
+    """Everything a hook decides from, read from the host once.
+
+    Files only (lspci aside): sysfs, libvirt's definitions, the charm's
+    own records under /var/lib; the Nova version comes from the hook's
+    release selection, which read it already.
+    """
+
+    functions: Tuple[PciFunction, ...]   # NVIDIA physical GPUs (lspci)
+    gpus: Tuple[HostGpu, ...]            # the same, VFs read now
+    driver: Optional[str]                # the running NVIDIA driver
+    nova_version: Optional[str]          # nova-common's Debian version
+    # What each device offers once the driver runs (None before); a
+    # VF of an mdev GPU stands for all of them (they offer the same).
+    offered: Optional[Offered] = None
+    # SR-IOV GPU with VFs -> {type: the driver's description}, read on
+    # its first VF (a type's capacity on the GPU is in it)
+    type_descriptions: Mapping[str, Mapping[str, str]] = {}
+    mdevs: Tuple[Mdev, ...] = ()
+    mdev_users: Mapping[str, List[str]] = {}   # mdev uuid -> guests
+    pci_users: Mapping[str, List[str]] = {}    # PCI address -> guests
+    # vendor-specific VFIO: a guest's PCI device -> its vGPU type (0: none)
+    vf_types_in_use: Mapping[str, int] = {}
+    vf_device_ids: Mapping[str, str] = {}      # vendor VFIO VF -> its id
+    # where the charm last saw each vGPU: uuid -> (parent, type)
+    recorded_mdevs: Mapping[str, Tuple[str, str]] = {}
+    recorded_vf_types: Mapping[str, int] = {}  # VF -> type it was given
+
+
+class NovaPlan(NamedTuple):
+    """What this host should tell nova-compute, or why it cannot."""
+
+    sections: Optional[Dict[str, List[List[str]]]]  # None: Nova keeps its
+    problem: Optional[Tuple[str, str]]  # (workload status, message)
+    absent: List[str]                   # configured, not GPUs here
+    waiting: List[str] = []             # SR-IOV GPUs without VFs yet
+    host_mappings: Optional[Mappings] = None  # expanded
+    selected: Dict[str, Dict[str, List[str]]] = {}  # type -> selector -> GPUs
+    unmatched: List[str] = []  # selectors no GPU here matches
+    vf_count: int = 0  # enabled SR-IOV VFs of this host's GPUs
+    vf_types: Mappings = {}  # vendor-VFIO: type -> its VFs
+    # SR-IOV: type -> {GPU: vGPUs Nova will offer there}
+    sriov_capacity: Dict[str, Dict[str, int]] = {}
+    # GPUs whose mapping change waits for the guests using their vGPUs
+    held: List[HeldGpu] = []
+    held_whole_host: bool = False  # one type per host: everything waits
+    resolution: Optional[Resolution] = None  # profile names
+    resource_class: str = 'VGPU'  # vgpu-resource-class
+    classes: Dict[str, str] = {}  # type -> its Placement resource class
+    unnamed: List[str] = []  # per-profile types the driver has not named
+    # types whose class change waits for the guests using them
+    class_held: List[HeldClass] = []
+    class_refusal: Optional[str] = None  # nova ignores per-profile here
+    # device -> {type id: name} the driver offers (None: not running)
+    offered: Optional[Offered] = None
+    # type -> devices Nova gives it beyond the mappings (one type, < 29)
+    nova_adds: Dict[str, List[str]] = {}

@@ -13,19 +13,14 @@ configured mappings (rewritten at every config change) place the rest.
 
     python3 -m nvidia_vgpu.restore        # what the boot unit runs
 """
-import json
 import os
 import sys
 from typing import Dict, List, NamedTuple, Set, Tuple
 
-from nvidia_vgpu.host import libvirt, sysfs
-from nvidia_vgpu.host.hostfs import host_path, write_if_changed
+from nvidia_vgpu.driver import sriov
+from nvidia_vgpu.host import boot_records, libvirt, sysfs
+from nvidia_vgpu.host.hostfs import host_path
 
-STATE_DIR = '/var/lib/nova-compute-nvidia-vgpu'
-INVENTORY = STATE_DIR + '/mdevs.json'
-MAPPINGS = STATE_DIR + '/mappings.json'
-# {"restore_mdevs": bool, "vf_vgpu_types": {VF address: type id}}
-SETTINGS = STATE_DIR + '/boot.json'
 UNIT = 'nvidia-vgpu-restore-mdevs.service'
 
 
@@ -66,20 +61,6 @@ def plan(wanted: List[str], existing: Set[str],
     return creations, unresolved
 
 
-def _load(path: str) -> dict:
-    try:
-        with open(host_path(path)) as stream:
-            return json.load(stream)
-    except (OSError, ValueError):
-        return {}
-
-
-def save_json(path: str, data: dict) -> bool:
-    """Write host state for the boot unit; True if it changed."""
-    return write_if_changed(
-        path, json.dumps(data, sort_keys=True, indent=1) + '\n')
-
-
 def inventory_to_keep(now: Dict[str, Tuple[str, str]],
                       recorded: Dict[str, Tuple[str, str]],
                       referenced: Set[str]) -> Dict[str, List[str]]:
@@ -96,26 +77,37 @@ def inventory_to_keep(now: Dict[str, Tuple[str, str]],
 
 def record_inventory() -> bool:
     """Remember where every vGPU lives now (for the next boot)."""
-    return save_json(INVENTORY, inventory_to_keep(
+    return boot_records.save_json(boot_records.INVENTORY, inventory_to_keep(
         {mdev.uuid: (mdev.parent, mdev.type_id)
          for mdev in sysfs.mediated_devices()},
-        recorded_inventory(), set(libvirt.mdev_users())))
+        boot_records.recorded_inventory(), set(libvirt.mdev_users())))
 
 
-def recorded_inventory() -> Dict[str, Tuple[str, str]]:
-    """Where the charm last saw each vGPU: uuid -> (parent, type)."""
-    return {uuid: (place[0], place[1]) for uuid, place in
-            _load(INVENTORY).items()
-            if isinstance(place, list) and len(place) == 2}
+def unit_text(lib_dir: str) -> str:
+    """The boot unit that runs this module (lib_dir: the charm's lib/)."""
+    return (
+        '# Installed by the nova-compute-nvidia-vgpu charm; removed with '
+        'it.\n'
+        '[Unit]\n'
+        'Description=Recreate existing guests\' vGPUs after a reboot\n'
+        'After=nvidia-vgpu-mgr.service {}\n'
+        'Before=nova-compute.service\n'
+        '\n'
+        '[Service]\n'
+        'Type=oneshot\n'
+        'RemainAfterExit=yes\n'
+        'Environment=PYTHONPATH={}\n'
+        'ExecStart=/usr/bin/python3 -m nvidia_vgpu.restore\n'
+        '\n'
+        '[Install]\n'
+        'WantedBy=multi-user.target\n').format(sriov.BOOT_UNIT, lib_dir)
 
 
-def recorded_vf_types() -> Dict[str, int]:
-    """The vGPU type the charm gave each VF (vendor-specific VFIO), as
-    the boot unit reads it."""
-    types = _load(SETTINGS).get('vf_vgpu_types', {})
-    return {vf: int(number) for vf, number in types.items()
-            if isinstance(number, int) and number} if isinstance(
-                types, dict) else {}
+def vf_type_numbers(vf_types: Dict[str, List[str]]) -> Dict[str, int]:
+    """VF -> the number of the vGPU type Nova was given it with (what
+    current_vgpu_type takes), from type -> its VFs."""
+    return {vf: int(vgpu_type.rsplit('-', 1)[1])
+            for vgpu_type, vfs in vf_types.items() for vf in vfs}
 
 
 def apply_vf_types(vf_types: Dict[str, int]) -> List[str]:
@@ -125,7 +117,7 @@ def apply_vf_types(vf_types: Dict[str, int]) -> List[str]:
 
 
 def main() -> int:
-    settings = _load(SETTINGS)
+    settings = boot_records.load_json(boot_records.SETTINGS)
     for vf in apply_vf_types(settings.get('vf_vgpu_types', {})):
         print('set the vGPU type of VF {}'.format(vf))
     if not settings.get('restore_mdevs'):
@@ -133,8 +125,8 @@ def main() -> int:
     users = libvirt.mdev_users()
     existing = {mdev.uuid for mdev in sysfs.mediated_devices()}
     inventory = {uuid: tuple(place) for uuid, place in
-                 _load(INVENTORY).items()}
-    mappings = _load(MAPPINGS)
+                 boot_records.load_json(boot_records.INVENTORY).items()}
+    mappings = boot_records.load_json(boot_records.MAPPINGS)
     devices = {parent for parent, _ in inventory.values()}
     devices.update(device for listed in mappings.values()
                    for device in listed)

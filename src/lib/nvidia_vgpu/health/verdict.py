@@ -82,7 +82,7 @@ class HostFacts(NamedTuple):
     recorded_vf_types: Mapping[str, int] = {}  # VF -> type it was given
     software_problem: Optional[str] = None
     waiting_software: Optional[Tuple[str, str]] = None  # (package, ver)
-    held: Sequence[guest_safety.HeldGpu] = ()
+    held: Sequence[model.HeldGpu] = ()
     held_whole_host: bool = False  # one type per host: all of it waits
     # type -> devices Nova gives it beyond the mappings (one type, < 29)
     nova_adds: Mapping[str, Sequence[str]] = {}

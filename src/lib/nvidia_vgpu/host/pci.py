@@ -6,7 +6,6 @@ localised or outdated names) and the names are kept only for messages.
 """
 import re
 import subprocess
-from collections import Counter
 from typing import Collection, Iterable, List, Optional
 from nvidia_vgpu import model
 
@@ -75,21 +74,6 @@ def nvidia_gpus(functions: Iterable[model.PciFunction],
     return [function for function in functions
             if function.is_nvidia_gpu and
             function.address not in virtual_functions]
-
-
-def describe_gpus(gpus: Iterable[model.PciFunction]) -> str:
-    """"2 NVIDIA GPUs (Tesla V100 PCIe 16GB)", for the unit's status."""
-    models = Counter(gpu.model for gpu in gpus)
-    total = sum(models.values())
-    if not total:
-        return 'no NVIDIA GPU'
-    if len(models) == 1:
-        detail = next(iter(models))
-    else:
-        detail = ', '.join('{} {}'.format(count, name)
-                           for name, count in sorted(models.items()))
-    return '{} NVIDIA GPU{} ({})'.format(total, '' if total == 1 else 's',
-                                         detail)
 
 
 def list_functions(command: Optional[List[str]] = None

@@ -8,14 +8,12 @@ and update-status can both run it.
 """
 from typing import Dict, Iterable, Optional
 
-from nvidia_vgpu.driver import restore, sriov
 from nvidia_vgpu.host import dpkg, kernel, sysfs, systemd
 from nvidia_vgpu.model import HostGpu, VgpuType
 from nvidia_vgpu import model
 
 LIBVIRT_PACKAGES = ('libvirt-daemon-system', 'libvirt0')
 QEMU_PACKAGE = 'qemu-system-x86'
-BOOT_UNITS = (sriov.BOOT_UNIT, restore.UNIT)
 
 
 def gpu_state(gpu: HostGpu, gpu_model: str, driver_running: bool,
@@ -61,10 +59,11 @@ def gpu_state(gpu: HostGpu, gpu_model: str, driver_running: bool,
                           gpu.vendor_vfio, types, names, vf_types)
 
 
-def boot_units() -> Dict[str, str]:
-    """The charm's boot units on this host and systemd's word for each."""
+def boot_units(names: Iterable[str]) -> Dict[str, str]:
+    """Those of these boot units the host has, and systemd's word for
+    each."""
     return {name[:-len('.service')]: systemd.state(name)
-            for name in BOOT_UNITS if systemd.installed(name)}
+            for name in names if systemd.installed(name)}
 
 
 def services(names: Iterable[str]) -> Dict[str, str]:

@@ -11,8 +11,8 @@ tell the operator.
 
 Pure functions over what sysfs and libvirt's definitions say.
 """
-from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
-                    Sequence, Tuple)
+from typing import (Dict, Iterable, List, Mapping, Optional, Sequence,
+                    Tuple)
 from nvidia_vgpu import model
 
 # One entry per vGPU in use: (the GPU or VF it lives on, its guests).
@@ -75,19 +75,10 @@ def named(guests: Sequence[str]) -> str:
     return shown + (' and {} more'.format(more) if more > 0 else '')
 
 
-class HeldGpu(NamedTuple):
-    """A GPU whose mapping change waits for the guests on it."""
-
-    gpu: str                 # the physical GPU
-    keeps: Tuple[str, ...]   # the type(s) Nova keeps for it meanwhile
-    wants: Tuple[str, ...]   # the type(s) asked for (empty: taken out)
-    guests: List[str]
-
-
 def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
                     vgpus: Iterable[model.VgpuInUse],
                     gpu_of: Mapping[str, str]
-                    ) -> Tuple[Mappings, List[HeldGpu]]:
+                    ) -> Tuple[Mappings, List[model.HeldGpu]]:
     """The mappings to publish now, and the GPUs whose change waits.
 
     A GPU hosting vGPUs that guests use keeps, in what Nova is given,
@@ -112,7 +103,7 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
                           []).append(vgpu)
     effective = {vgpu_type: list(devices)
                  for vgpu_type, devices in wanted.items()}
-    held: List[HeldGpu] = []
+    held: List[model.HeldGpu] = []
     for gpu, on_gpu in sorted(by_gpu.items()):
         if all(type_wanted.get(vgpu.device) == vgpu.vgpu_type
                for vgpu in on_gpu):
@@ -128,7 +119,7 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
                                     if d not in devices]
         for vgpu_type, devices in keep.items():
             effective.setdefault(vgpu_type, []).extend(devices)
-        held.append(HeldGpu(
+        held.append(model.HeldGpu(
             gpu, tuple(sorted(t for t, d in keep.items() if d)),
             tuple(sorted(t for t, d in on(wanted, gpu).items() if d)),
             guest_names(on_gpu)))
@@ -137,7 +128,8 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
              if devices}, held)
 
 
-def held_message(held: Sequence[HeldGpu], whole_host: bool = False) -> str:
+def held_message(held: Sequence[model.HeldGpu],
+                 whole_host: bool = False) -> str:
     """The status line for mapping changes that wait for guests;
     whole_host: the release takes one type per host, so every GPU waits
     with the held ones."""

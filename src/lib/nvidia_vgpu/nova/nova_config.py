@@ -1,14 +1,15 @@
 """What nova.conf needs for a set of vGPU mappings, per Nova's option names.
 
 The charm class for the installed OpenStack release says which names
-apply (NovaOptions); these functions only turn validated mappings into
+apply (model.NovaOptions); these functions only turn validated mappings into
 the sections nova-compute renders, and the JSON the principal reads.
 """
 import json
-from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
-                    Sequence, Tuple)
+from typing import (Dict, Iterable, List, Mapping, Optional, Sequence,
+                    Tuple)
 
 from nvidia_vgpu.nova.mappings import Mappings
+from nvidia_vgpu import model
 
 NOVA_CONF = '/etc/nova/nova.conf'
 # charm-nova-compute asks for service 'nova-compute' then 'nova' and
@@ -20,41 +21,25 @@ Sections = Dict[str, List[List[str]]]
 VGPU = 'VGPU'
 
 
-class NovaOptions(NamedTuple):
-    """Nova's vGPU option names in one release family."""
-
-    type_list_option: str            # [devices] enabled_*_types
-    type_group_prefix: Optional[str]  # None: no per-type groups (< Ussuri)
-    # PCI passthrough of pre-typed VFs (vendor-specific VFIO, 31+)
-    managed_no_vfs: bool = False
-    # The fewest types a host must enable for Nova to honour
-    # [mdev_<type>] mdev_class; None: no such option (before Xena).
-    mdev_class_types: Optional[int] = None
-    # The fewest types a host must enable for Nova to keep each type to
-    # its device_addresses; with fewer, Nova gives its one type to every
-    # device that offers it.
-    address_types: int = 2
-
-
 # Before Caracal, with one type enabled, LibvirtDriver's
 # _get_vgpu_type_per_pgpu returns it for every device without looking at
 # the addresses (nova 21.2.4, 25.2.1, 28.3.1); Queens to Train have no
 # addresses at all.
-QUEENS = NovaOptions('enabled_vgpu_types', None)
-USSURI = NovaOptions('enabled_vgpu_types', 'vgpu_')
+QUEENS = model.NovaOptions('enabled_vgpu_types', None)
+USSURI = model.NovaOptions('enabled_vgpu_types', 'vgpu_')
 # nova 24-28 register [mdev_<type>] mdev_class in LibvirtDriver.__init__
 # only when several types are enabled; with one, every vGPU is VGPU
 # (nova/virt/libvirt/driver.py _get_supported_vgpu_types, 24.0.0-28.3.1).
-XENA = NovaOptions('enabled_mdev_types', 'mdev_', mdev_class_types=2)
+XENA = model.NovaOptions('enabled_mdev_types', 'mdev_', mdev_class_types=2)
 # From 29.0.0 it registers them always, and a device outside every
 # type's device_addresses gets no type (nova 29.2.1). Caracal's
 # [mdev_<type>] max_instances is not used: capacity.py says why.
-CARACAL = NovaOptions('enabled_mdev_types', 'mdev_', mdev_class_types=1,
-                      address_types=1)
+CARACAL = model.NovaOptions('enabled_mdev_types', 'mdev_', mdev_class_types=1,
+                            address_types=1)
 EPOXY = CARACAL._replace(managed_no_vfs=True)
 
 
-def nova_sections(mappings: Mappings, options: NovaOptions,
+def nova_sections(mappings: Mappings, options: model.NovaOptions,
                   classes: Optional[Mapping[str, str]] = None) -> Sections:
     """The nova.conf sections for these mappings; none for no mappings.
 
@@ -85,7 +70,7 @@ def nova_sections(mappings: Mappings, options: NovaOptions,
     return sections
 
 
-def devices_nova_adds(mappings: Mappings, options: NovaOptions,
+def devices_nova_adds(mappings: Mappings, options: model.NovaOptions,
                       offered: Mapping[str, Iterable[str]]
                       ) -> Dict[str, List[str]]:
     """type -> the devices Nova gives it although the mappings do not.

@@ -18,29 +18,16 @@ whose message lists the names it has.
 
 Pure functions: data in, data out.
 """
-from typing import (Collection, Dict, Iterable, List, Mapping, NamedTuple,
-                    Optional, Set, Tuple)
+from typing import (Collection, Dict, Iterable, List, Mapping, Optional,
+                    Set, Tuple)
 
 from nvidia_vgpu.model import HostGpu
 from nvidia_vgpu.nova.mappings import (
     PROFILE, SELECTOR, HostMappings, Mappings, type_order, is_profile)
+from nvidia_vgpu import model
 
 # device -> {type id: the driver's name for it, e.g. "GRID V100-8Q"}
 Offered = Mapping[str, Mapping[str, str]]
-
-
-class Resolution(NamedTuple):
-    """The mappings with profile names as this host's type ids, and what
-    could not be resolved and why."""
-
-    mappings: Mappings            # type ids only: what for_host reads
-    resolved: Dict[str, List[str]] = {}  # profile -> its type ids here
-    unresolved: List[str] = []    # profiles waiting for the driver
-    unoffered: List[str] = []     # profiles their GPUs here do not offer
-    problems: List[str] = []
-    absent: List[str] = []        # addresses under profiles, no GPU here
-    unmatched: List[str] = []     # selectors under profiles matching none
-    waiting: List[str] = []       # SR-IOV GPUs named, VFs not enabled yet
 
 
 def named(wanted: Mappings) -> bool:
@@ -96,7 +83,7 @@ def _choices(ids: Mapping[str, Collection[str]]) -> str:
 
 
 def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
-            offered: Optional[Offered]) -> Resolution:
+            offered: Optional[Offered]) -> model.Resolution:
     """Profile-name keys rewritten into this host's type ids, per device.
 
     wanted: the parsed option (type ids and profile names as keys).
@@ -105,7 +92,7 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
     """
     profiles = [key for key in wanted if is_profile(key)]
     if not profiles:
-        return Resolution(dict(wanted))
+        return model.Resolution(dict(wanted))
     by_address = {gpu.address: gpu for gpu in gpus}
     parents = {vf for gpu in by_address.values()
                for vf in gpu.virtual_functions}
@@ -186,7 +173,7 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
     unoffered = [profile for profile in profiles
                  if profile not in resolved and profile not in unresolved
                  and any(profile in names for names in given.values())]
-    return Resolution(
+    return model.Resolution(
         {type_id: sorted(out[type_id])
          for type_id in sorted(out, key=type_order)},
         {profile: sorted(ids, key=type_order)
@@ -195,7 +182,7 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
         sorted(unmatched), waiting)
 
 
-def merged(resolution: Resolution, host: HostMappings) -> HostMappings:
+def merged(resolution: model.Resolution, host: HostMappings) -> HostMappings:
     """for_host's account of the resolved mappings, with what the profile
     names' entries found (or did not find) on this host added."""
     return host._replace(
@@ -205,7 +192,7 @@ def merged(resolution: Resolution, host: HostMappings) -> HostMappings:
         unmatched=sorted(set(host.unmatched) | set(resolution.unmatched)))
 
 
-def summary(resolution: Optional[Resolution]) -> List[str]:
+def summary(resolution: Optional[model.Resolution]) -> List[str]:
     """Status phrases: what each profile name is on this host, and the
     names no GPU here offers."""
     if resolution is None:

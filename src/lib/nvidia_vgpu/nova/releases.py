@@ -7,6 +7,9 @@ first release it supports (Queens, nova 17) to the newest it knows.
 import re
 from typing import Optional, Tuple
 
+# The principal's package whose version names the release.
+NOVA_PACKAGE = 'nova-common'
+
 # nova's major version -> OpenStack release codename, oldest first.
 NOVA_MAJOR_RELEASES: Tuple[Tuple[int, str], ...] = (
     (17, 'queens'),

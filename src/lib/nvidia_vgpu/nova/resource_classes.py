@@ -199,7 +199,7 @@ def for_host(chosen: str, mdev_types: Iterable[str],
     return HostClasses(classes, unnamed, problems)
 
 
-def refusal(chosen: str, options: nova_config.NovaOptions,
+def refusal(chosen: str, options: model.NovaOptions,
             nova_version: str, mdev_types: int) -> Optional[str]:
     """Why this nova would not honour per-profile classes, or None.
 
@@ -233,19 +233,10 @@ def _release(nova_version: str) -> str:
         releases.upstream_version(nova_version))
 
 
-class HeldClass(NamedTuple):
-    """A type whose class change waits for the guests using it."""
-
-    vgpu_type: str
-    keeps: str
-    wants: str
-    guests: List[str]
-
-
 def hold_for_guests(wanted: Classes, published: Optional[Classes],
                     vgpus: Iterable[model.VgpuInUse],
                     vendor_vfio: Iterable[str]
-                    ) -> Tuple[Classes, List[HeldClass]]:
+                    ) -> Tuple[Classes, List[model.HeldClass]]:
     """The classes to publish now, and the types whose change waits.
 
     Placement refuses to take a class away from a provider whose
@@ -263,7 +254,7 @@ def hold_for_guests(wanted: Classes, published: Optional[Classes],
     for vgpu in vgpus:
         guests.setdefault(vgpu.vgpu_type, set()).update(vgpu.guests)
     effective = dict(wanted)
-    held: List[HeldClass] = []
+    held: List[model.HeldClass] = []
     for vgpu_type in sorted(wanted, key=type_order):
         if not guests.get(vgpu_type):
             continue
@@ -275,12 +266,12 @@ def hold_for_guests(wanted: Classes, published: Optional[Classes],
         if before is None or before == wanted[vgpu_type]:
             continue
         effective[vgpu_type] = before
-        held.append(HeldClass(vgpu_type, before, wanted[vgpu_type],
-                              sorted(guests[vgpu_type])))
+        held.append(model.HeldClass(vgpu_type, before, wanted[vgpu_type],
+                                    sorted(guests[vgpu_type])))
     return effective, held
 
 
-def held_message(held: Sequence[HeldClass]) -> str:
+def held_message(held: Sequence[model.HeldClass]) -> str:
     """The status line for class changes that wait for guests."""
     parts = ['{} keeps {} for {} (wanted: {})'.format(
         item.vgpu_type, item.keeps, guest_safety.named(item.guests),

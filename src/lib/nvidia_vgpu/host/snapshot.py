@@ -1,0 +1,106 @@
+"""One read of the host per hook: everything the charm decides from.
+
+The hook's decisions (nova/plan.py, health/verdict.py) are pure functions
+of this record, so each fact is read once however many decisions use it,
+and a decision can be tested with a record written by hand.
+
+Files only, apart from the one lspci: a host without an NVIDIA GPU reads
+nothing more, and a 16-GPU server reads one VF per GPU for its mdev types
+(every VF of a GPU offers the same types).
+"""
+from typing import Dict, Optional, Tuple
+
+from nvidia_vgpu import model
+from nvidia_vgpu.host import (
+    boot_records, inventory, kernel, libvirt, sysfs)
+
+
+def read(nova_version: Optional[str],
+         functions: Optional[Tuple[model.PciFunction, ...]] = None
+         ) -> model.HostSnapshot:
+    """The host as it is now; nova_version is what the hook's release
+    selection read from dpkg already, functions what lspci said earlier
+    in the hook (GPUs do not come or go during one)."""
+    if functions is None:
+        functions = tuple(inventory.nvidia_gpus())
+    gpus = tuple(host_gpu(function) for function in functions)
+    driver = kernel.nvidia_driver_version()
+    if not gpus:
+        return model.HostSnapshot(functions, gpus, driver, nova_version)
+    mdev_users, pci_users = libvirt.hostdev_users()
+    return model.HostSnapshot(
+        functions, gpus, driver, nova_version,
+        offered=offered_types(gpus) if driver is not None else None,
+        type_descriptions=first_vf_descriptions(gpus),
+        mdevs=tuple(sysfs.mediated_devices()),
+        mdev_users=mdev_users, pci_users=pci_users,
+        vf_types_in_use={address: sysfs.current_vgpu_type(address) or 0
+                         for address in pci_users},
+        vf_device_ids={vf: sysfs.device_id(vf) for gpu in gpus
+                       if gpu.vendor_vfio for vf in gpu.virtual_functions},
+        recorded_mdevs=boot_records.recorded_inventory(),
+        recorded_vf_types=boot_records.recorded_vf_types())
+
+
+def with_records(snapshot: model.HostSnapshot) -> model.HostSnapshot:
+    """The same snapshot with the charm's boot records read again (the
+    charm has just rewritten them)."""
+    if not snapshot.gpus:
+        return snapshot
+    return snapshot._replace(
+        recorded_mdevs=boot_records.recorded_inventory(),
+        recorded_vf_types=boot_records.recorded_vf_types())
+
+
+def host_gpu(function: model.PciFunction) -> model.HostGpu:
+    """A GPU as Nova can use it, its VFs read now.
+
+    The driver mode is read from sysfs, not assumed from the Ubuntu
+    release: VFs with a creatable_vgpu_types table mean NVIDIA's
+    vendor-specific VFIO driver (no mdev).
+    """
+    vfs = tuple(sysfs.sriov_virtual_functions(function.address))
+    return model.HostGpu(
+        function.address, sysfs.sriov_total_vfs(function.address) > 0, vfs,
+        bool(vfs) and sysfs.creatable_vgpu_types(vfs[0]) is not None,
+        ':'.join((function.vendor_id, function.device_id,
+                  function.subsystem_vendor_id or '0000',
+                  function.subsystem_device_id or '0000')))
+
+
+def offered_types(gpus: Tuple[model.HostGpu, ...]) -> model.Offered:
+    """Types each device offers, with the driver's name for each.
+
+    Every VF of an mdev GPU lists the same types (only their free
+    instances differ), so one VF is read for all: a 16-GPU server has 512
+    of them. What a VF on the vendor-specific VFIO driver can still take
+    depends on its siblings, so each of those is read.
+    """
+    offered: model.Offered = {}
+    for gpu in gpus:
+        if gpu.vendor_vfio:
+            for address in (gpu.address,) + gpu.virtual_functions:
+                table = sysfs.creatable_vgpu_types(address) or {}
+                offered[address] = {'nvidia-{}'.format(number): name
+                                    for number, name in table.items()}
+            continue
+        offered[gpu.address] = sysfs.mdev_type_names(gpu.address)
+        if gpu.virtual_functions:
+            shared = sysfs.mdev_type_names(gpu.virtual_functions[0])
+            for address in gpu.virtual_functions:
+                offered[address] = shared
+    return offered
+
+
+def first_vf_descriptions(gpus: Tuple[model.HostGpu, ...]
+                          ) -> Dict[str, Dict[str, str]]:
+    """SR-IOV GPU -> {type: the driver's description of it}, read on its
+    first VF (what each type's capacity on the GPU is read from)."""
+    found: Dict[str, Dict[str, str]] = {}
+    for gpu in gpus:
+        if gpu.sriov and gpu.virtual_functions:
+            found[gpu.address] = {
+                vgpu_type.type_id: vgpu_type.description
+                for vgpu_type in sysfs.read_mdev_types(
+                    gpu.virtual_functions[0])}
+    return found

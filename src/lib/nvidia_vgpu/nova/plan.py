@@ -1,0 +1,260 @@
+"""What nova-compute gets from this host: one pure function of the host
+snapshot, the options, what was last published and the release's rules.
+
+Any problem leaves `sections` None, so that what nova-compute already has
+stays exactly as it is until the operator fixes the option. Each step
+below is one of the rules an operator can read in the docs: profile names
+resolve per host, a GPU whose vGPUs are in use keeps its type, an SR-IOV
+GPU offers what it can host, per-profile classes only where Nova reads
+them. No I/O, no Juju: tested with tables of snapshots.
+"""
+from typing import Dict, List, Mapping, Optional, Set, Tuple
+
+from nvidia_vgpu import model, vgpu_types
+from nvidia_vgpu.nova import (
+    capacity, guest_safety, mappings, nova_config, profiles, releases,
+    resource_classes)
+
+# A refusal: (workload status, message)
+Problem = Tuple[str, str]
+
+
+class _Refused(Exception):
+    """A rule refused the mappings: the plan is this problem."""
+
+    def __init__(self, status: str, message: str,
+                 absent: Optional[List[str]] = None,
+                 class_refusal: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.plan = model.NovaPlan(None, (status, message), absent or [],
+                                   class_refusal=class_refusal)
+
+
+def plan_nova(snapshot: model.HostSnapshot, mappings_text: Optional[str],
+              class_text: Optional[str], rules: model.NovaRules,
+              published: Optional[model.Mappings],
+              published_classes: Optional[Dict[str, str]]
+              ) -> model.NovaPlan:
+    """This host's vGPU settings for nova.conf, checked every way."""
+    try:
+        wanted = mappings.parse(mappings_text)
+        chosen = resource_classes.choice(class_text)
+    except (mappings.MappingError,
+            resource_classes.ResourceClassError) as error:
+        return model.NovaPlan(None, ('blocked', str(error)), [])
+    if snapshot.nova_version is None:
+        return model.NovaPlan(None, (
+            'waiting', 'Waiting for nova-compute to install {}'.format(
+                releases.NOVA_PACKAGE)), [])
+    try:
+        return _plan(snapshot, wanted, chosen, rules, published,
+                     published_classes)
+    except _Refused as refused:
+        return refused.plan
+
+
+def vgpus_in_use(snapshot: model.HostSnapshot) -> List[model.VgpuInUse]:
+    """Every vGPU a guest uses on this host now: mdevs a guest's
+    definition has, and VFs of the vendor-specific VFIO driver with a
+    vGPU type that a guest has as a PCI device."""
+    return guest_safety.vgpus_in_use(
+        [(mdev.uuid, mdev.parent, mdev.type_id) for mdev in snapshot.mdevs],
+        snapshot.mdev_users, snapshot.vf_types_in_use, snapshot.pci_users)
+
+
+def gpu_of(snapshot: model.HostSnapshot) -> Dict[str, str]:
+    """Device (a GPU or one of its VFs) -> its physical GPU."""
+    return {device: gpu.address for gpu in snapshot.gpus
+            for device in (gpu.address,) + gpu.virtual_functions}
+
+
+def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
+          rules: model.NovaRules, published: Optional[model.Mappings],
+          published_classes: Optional[Dict[str, str]]) -> model.NovaPlan:
+    gpus = list(snapshot.gpus)
+    in_use = vgpus_in_use(snapshot)
+    resolution = profiles.resolve(wanted, gpus, snapshot.offered)
+    host = _host_mappings(snapshot, resolution, in_use, published)
+    _check_type_count(host, rules, snapshot.nova_version)
+    vfio_devices = {vf for gpu in gpus if gpu.vendor_vfio
+                    for vf in gpu.virtual_functions}
+    mdev_mappings = _split(host.mappings, vfio_devices, False)
+    vfio_mappings = _split(host.mappings, vfio_devices, True)
+    _check_vendor_vfio(vfio_mappings, snapshot, rules)
+    # Each SR-IOV GPU gets only as many VFs as it can host of the type,
+    # on every release; no max_instances (capacity.py: why).
+    if host.sriov_gpus:   # only they have VFs to choose among
+        mdev_mappings = capacity.limit_to_capacity(
+            mdev_mappings, gpus, _sriov_capacities(host, snapshot),
+            _occupied_devices(snapshot))
+    effective, held = guest_safety.hold_for_guests(
+        dict(mdev_mappings, **vfio_mappings), published, in_use,
+        gpu_of(snapshot))
+    whole_host = bool(held and rules.type_limit is not None and
+                      len(effective) > rules.type_limit)
+    if whole_host:
+        effective = dict(published or {})
+    found = _classes(snapshot, chosen, rules, host.absent,
+                     _split(effective, vfio_devices, False),
+                     _split(effective, vfio_devices, True))
+    # What the driver has not named yet is not published (never
+    # guessed), as for profile names.
+    effective = {vgpu_type: devices
+                 for vgpu_type, devices in effective.items()
+                 if vgpu_type not in found.unnamed}
+    mdev_mappings = _split(effective, vfio_devices, False)
+    vfio_mappings = _split(effective, vfio_devices, True)
+    classes, class_held = resource_classes.hold_for_guests(
+        found.classes, published_classes, in_use, vfio_mappings)
+    return model.NovaPlan(
+        _sections(snapshot, rules, mdev_mappings, vfio_mappings, classes),
+        None, host.absent, waiting=host.waiting,
+        host_mappings=effective, vf_types=vfio_mappings,
+        selected=host.selected, unmatched=host.unmatched,
+        vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
+        sriov_capacity=capacity.per_gpu(mdev_mappings, gpus),
+        held=held, held_whole_host=whole_host, resolution=resolution,
+        resource_class=chosen, classes={
+            vgpu_type: classes[vgpu_type] for vgpu_type in effective},
+        unnamed=found.unnamed, class_held=class_held,
+        offered=snapshot.offered,
+        nova_adds=_nova_adds(snapshot, rules, mdev_mappings))
+
+
+def _host_mappings(snapshot: model.HostSnapshot,
+                   resolution: model.Resolution,
+                   in_use: List[model.VgpuInUse],
+                   published: Optional[model.Mappings]
+                   ) -> mappings.HostMappings:
+    """The mappings this host can use; refused where they are wrong here.
+
+    What a GPU whose change waits for guests offers is not judged now:
+    its vGPUs' type hides the others until they are gone.
+    """
+    gpus = list(snapshot.gpus)
+    offered = snapshot.offered
+    _, held = guest_safety.hold_for_guests(
+        mappings.for_host(resolution.mappings, gpus, None).mappings,
+        published, in_use, gpu_of(snapshot))
+    checked: Optional[Mapping[str, Optional[Mapping[str, str]]]] = offered
+    if held and offered is not None:
+        waiting_gpus = {gpu.gpu for gpu in held}
+        device_gpu = gpu_of(snapshot)
+        checked = {device: None if device_gpu.get(device) in waiting_gpus
+                   else types for device, types in offered.items()}
+    host = profiles.merged(resolution, mappings.for_host(
+        resolution.mappings, gpus, checked))
+    if host.problems:
+        more = len(host.problems) - 1
+        raise _Refused('blocked', 'Invalid {}: {}{}'.format(
+            mappings.OPTION, host.problems[0],
+            ' (and {} more)'.format(more) if more else ''), host.absent)
+    return host
+
+
+def _check_type_count(host: mappings.HostMappings, rules: model.NovaRules,
+                      nova_version: str) -> None:
+    """Refuse more types than this Nova honours."""
+    limit = rules.type_limit
+    if limit is not None and len(host.mappings) > limit:
+        raise _Refused('blocked', (
+            'Invalid {}: {} vGPU types on this host, but {} (nova {}); '
+            'keep one type, or upgrade to Victoria (nova 22.2.1) or '
+            'later').format(mappings.OPTION, len(host.mappings),
+                            rules.single_type_reason,
+                            releases.upstream_version(nova_version)),
+            host.absent)
+
+
+def _check_vendor_vfio(vfio_mappings: model.Mappings,
+                       snapshot: model.HostSnapshot,
+                       rules: model.NovaRules) -> None:
+    """Refuse typed VFs where this Nova cannot take them."""
+    if vfio_mappings and not rules.options.managed_no_vfs:
+        gpus_named = sorted(gpu.address for gpu in snapshot.gpus
+                            if gpu.vendor_vfio)
+        raise _Refused('blocked', (
+            'GPUs at {} run NVIDIA\'s vendor-specific VFIO driver (no '
+            'mdev), which Nova supports from 2025.1 Epoxy; this host has '
+            'nova {}: upgrade OpenStack, or use a vGPU driver with mdev'
+            ).format(', '.join(gpus_named), releases.upstream_version(
+                snapshot.nova_version)), [])
+
+
+def _classes(snapshot: model.HostSnapshot, chosen: str,
+             rules: model.NovaRules, absent: List[str],
+             mdev_mappings: model.Mappings, vfio_mappings: model.Mappings
+             ) -> resource_classes.HostClasses:
+    """Each type's resource class; refused where Nova would ignore the
+    choice or the driver's names cannot name a class."""
+    refused = resource_classes.refusal(
+        chosen, rules.options, snapshot.nova_version, len(mdev_mappings))
+    if refused:
+        raise _Refused('blocked', refused, absent, class_refusal=refused)
+    found = resource_classes.for_host(chosen, mdev_mappings, vfio_mappings,
+                                      snapshot.offered)
+    if found.problems:
+        raise _Refused('blocked', 'Invalid {}: {}'.format(
+            resource_classes.OPTION, found.problems[0]), absent)
+    return found
+
+
+def _sections(snapshot: model.HostSnapshot, rules: model.NovaRules,
+              mdev_mappings: model.Mappings, vfio_mappings: model.Mappings,
+              classes: Dict[str, str]) -> nova_config.Sections:
+    """nova.conf's sections: mdev groups, and [pci] for typed VFs."""
+    sections = nova_config.nova_sections(mdev_mappings, rules.options,
+                                         classes)
+    pci_entries = nova_config.pci_passthrough_section({
+        vgpu_type: [(vf, snapshot.vf_device_ids.get(vf, '')) for vf in vfs]
+        for vgpu_type, vfs in vfio_mappings.items()}, {
+        vgpu_type: (classes[vgpu_type], resource_classes.alias_name(
+            vgpu_type, classes[vgpu_type]))
+        for vgpu_type in vfio_mappings})
+    if pci_entries:
+        sections['pci'] = pci_entries
+    return sections
+
+
+def _nova_adds(snapshot: model.HostSnapshot, rules: model.NovaRules,
+               mdev_mappings: model.Mappings) -> Dict[str, List[str]]:
+    """Devices Nova gives a type beyond the mappings (one type, < 29)."""
+    vfio_gpus = {gpu.address for gpu in snapshot.gpus if gpu.vendor_vfio}
+    device_gpu = gpu_of(snapshot)
+    return nova_config.devices_nova_adds(mdev_mappings, rules.options, {
+        device: types for device, types in (snapshot.offered or {}).items()
+        if device_gpu.get(device) not in vfio_gpus})
+
+
+def _sriov_capacities(host: mappings.HostMappings,
+                      snapshot: model.HostSnapshot
+                      ) -> Dict[Tuple[str, str], Optional[int]]:
+    """(GPU, type) -> the type's max_instance on that SR-IOV GPU, from
+    its description on the GPU's first VF; None where it cannot be
+    read."""
+    capacities = {}
+    for vgpu_type, gpu_addresses in host.sriov_gpus.items():
+        for address in gpu_addresses:
+            description = snapshot.type_descriptions.get(
+                address, {}).get(vgpu_type)
+            capacities[(address, vgpu_type)] = (
+                vgpu_types.max_instance(description)
+                if description is not None else None)
+    return capacities
+
+
+def _occupied_devices(snapshot: model.HostSnapshot) -> Set[str]:
+    """Devices hosting a vGPU now, or a guest's vGPU the boot unit will
+    put back (where the charm last saw it)."""
+    return capacity.occupied_devices(
+        [(mdev.uuid, mdev.parent) for mdev in snapshot.mdevs],
+        snapshot.mdev_users, snapshot.recorded_mdevs)
+
+
+def _split(host_mappings: model.Mappings, devices: Set[str],
+           inside: bool) -> model.Mappings:
+    """The part of the mappings on (or off) these devices."""
+    split = {vgpu_type: [d for d in listed if (d in devices) == inside]
+             for vgpu_type, listed in host_mappings.items()}
+    return {vgpu_type: listed for vgpu_type, listed in split.items()
+            if listed}
