@@ -884,6 +884,6 @@ def _stand_in_path(repo_root: str) -> List[str]:
     try:
         import charms_openstack
     except ImportError:
-        return [os.path.join(repo_root, 'unit_tests', 'stand_ins')]
+        return [os.path.join(repo_root, 'sim', 'stand_ins')]
     return [os.path.dirname(os.path.dirname(
         os.path.abspath(charms_openstack.__file__)))]
