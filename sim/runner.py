@@ -186,12 +186,9 @@ class Simulation:
         return config
 
     def _install_fake_tools(self) -> None:
-        with open(fakebin.__file__) as stream:
-            body = stream.read()
         program = os.path.join(self.meta, 'fakebin')
         with open(program, 'w') as stream:
-            stream.write('#!{} -IS\n'.format(sys.executable))
-            stream.write(body)
+            stream.write(fakebin.launcher(sys.executable))
         os.chmod(program, 0o755)
         names = (fakebin.HOOK_TOOLS + fakebin.HOST_COMMANDS +
                  tuple(fakebin.PASS_THROUGH))
