@@ -19,7 +19,7 @@ charmhelpers.osplatform.get_platform = lambda: 'ubuntu'
 try:
     import charms_openstack  # noqa: F401
 except ImportError:
-    sys.path.insert(0, os.path.join(UNIT_TESTS, 'stand_ins'))
+    sys.path.insert(0, os.path.join(REPO, 'sim', 'stand_ins'))
 for path in (UNIT_TESTS, os.path.join(REPO, 'src', 'lib'),
              os.path.join(REPO, 'src'), REPO):
     if path not in sys.path:

@@ -9,7 +9,7 @@ state's guest_disruptions, which the output reports, so that scenarios
 can prove the charm waited for the guests instead.
 
 Pure functions of the host state (a dict as the simulator keeps it);
-the callers (runner.py, fakebin.py) decide when something happened.
+the callers (runner.py, fakebin/) decide when something happened.
 """
 from typing import Any, Dict, List, Optional
 

@@ -2,14 +2,11 @@
 
 See ../shared/spec/simulator.md for the scenario and output contract.
 """
-import fnmatch
-import hashlib
 import json
 import os
 import resource
 import shutil
 import site
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -18,8 +15,8 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from sim import charmdir, fakebin, guests as simguests, host as simhost
-from sim import pythons
+from sim import boot, charmdir, fakebin, guests as simguests
+from sim import host as simhost, pythons, report as simreport
 from sim import scenario as scenarios
 
 APPLICATION = 'nova-compute-nvidia-vgpu'
@@ -28,31 +25,10 @@ AGENT_DIR = '/var/lib/juju/agents/unit-{}-0'.format(APPLICATION)
 PRINCIPAL_UNIT = 'nova-compute/0'
 MODEL_UUID = '8d4a3b58-5f2c-4c9a-9a43-0c7f2f8e7a11'
 HOOK_TIMEOUT = 600
-# Files the simulator itself lays out; changes there are not the charm's.
-# (DKMS's key pair is the host's: made by shim-signed's tools, enrolled by
-# the operator.)
-NOT_HOST_FILES = ('var/lib/juju', 'var/lib/dpkg', 'sys', 'proc',
-                  'var/lib/shim-signed')
-NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
 # Directories every Ubuntu host has.
 HOST_DIRECTORIES = ('etc/modprobe.d', 'etc/systemd/system', 'opt', 'usr/lib')
-NVIDIA_MODULES = ('nvidia', 'nvidia_vgpu_vfio')
 # What hooks see as JUJU_VERSION unless the scenario says otherwise.
 DEFAULT_JUJU_VERSION = '3.4.5'
-
-
-def _scrub(value: Any, replacements: List[tuple]) -> Any:
-    """Replace sandbox paths so that output is the same on every run."""
-    if isinstance(value, str):
-        for old, new in replacements:
-            value = value.replace(old, new)
-        return value
-    if isinstance(value, list):
-        return [_scrub(item, replacements) for item in value]
-    if isinstance(value, dict):
-        return {_scrub(key, replacements): _scrub(item, replacements)
-                for key, item in value.items()}
-    return value
 
 
 class Simulation:
@@ -89,6 +65,21 @@ class Simulation:
         # With profile, what each hook or action process cost (benchmarks).
         self.profile = profile
         self.measurements: List[Dict[str, Any]] = []
+        # Each kind of scenario step (a dict's key; a hook's name is a
+        # string step) and what runs it, in the order they are tried.
+        self._step_kinds = {
+            'action': self._action_step,
+            'reboot': self._reboot_step,
+            'config': self._config_step,
+            'attach': self._attach_step,
+            'remote': self._remote_step,
+            'services': self._services_step,
+            'guests': self._guests_step,
+            'kernel': self._kernel_step,
+            'faults': self._faults_step,
+            'packages': self._packages_step,
+            'relation-departed': self._departed_step,
+        }
 
     # ------------------------------------------------------------ setup
 
@@ -111,8 +102,18 @@ class Simulation:
         else:
             charmdir.assemble_from_source(self.repo_root, self.charm_dir)
         self._install_fake_tools()
-        host = self.scenario.get('host', {})
-        modules = list(host.get('kernel_modules', []))
+        state = self._initial_state()
+        for name, spec in self.scenario.get('resources', {}).items():
+            state['resources'][name] = self._place_resource(name, spec)
+        self._save(state)
+        self._refresh_host(state)
+        simhost.write_libvirt_domains(self.host_root,
+                                      state['host']['libvirt_domains'])
+        self._baseline = simreport.snapshot(self.host_root)
+
+    def _initial_state(self) -> Dict[str, Any]:
+        """The state file at the start: the unit, the scenario's config,
+        relations and host (resources are placed after)."""
         state = {
             'unit': UNIT,
             'leader': True,
@@ -124,37 +125,7 @@ class Simulation:
             'relation_sets': 0,
             'action': None,
             'ports': [],
-            'host': {
-                'pci': host.get('pci', []),
-                'packages': dict(host.get('packages', {})),
-                'unavailable_packages': list(
-                    host.get('unavailable_packages', [])),
-                'boot_modules': modules,
-                'modules': list(modules),
-                'services': {},
-                'vfs': {},
-                'mdevs': [dict(mdev) for mdev in host.get('mdevs', [])],
-                # What a full GPU's available_instances are counted from.
-                'start_mdevs': [dict(mdev) for mdev in
-                                host.get('mdevs', [])],
-                'libvirt_domains': [dict(domain) for domain in
-                                    host.get('libvirt_domains', [])],
-                # Types given to VFs (vendor-specific VFIO); until a
-                # reboot, they survive every regeneration of /sys.
-                'vf_vgpu_types': {
-                    vf.lower(): type_id for vf, type_id in
-                    host.get('vf_vgpu_types', {}).items() if type_id},
-                'guest_disruptions': [],
-                'reboots': 0,
-                'reboot_requested': False,
-                'sysfs_noise': host.get('sysfs_noise', 0),
-                # The running kernel, its headers, Secure Boot, DKMS's
-                # signing key (host.kernel).
-                'kernel': simhost.kernel_state(host.get('kernel', {}),
-                                               self.series),
-                # Host commands that fail, with their error text (faults).
-                'faults': {},
-            },
+            'host': self._initial_host(),
         }
         for number, (name, units) in enumerate(
                 sorted(self.scenario.get('relations', {}).items()), start=1):
@@ -166,13 +137,42 @@ class Simulation:
                 'app_data': {}, 'local': {}, 'app_local': {},
                 'broken': False,
             }
-        for name, spec in self.scenario.get('resources', {}).items():
-            state['resources'][name] = self._place_resource(name, spec)
-        self._save(state)
-        self._refresh_host(state)
-        simhost.write_libvirt_domains(self.host_root,
-                                      state['host']['libvirt_domains'])
-        self._baseline = self._snapshot()
+        return state
+
+    def _initial_host(self) -> Dict[str, Any]:
+        host = self.scenario.get('host', {})
+        modules = list(host.get('kernel_modules', []))
+        return {
+            'pci': host.get('pci', []),
+            'packages': dict(host.get('packages', {})),
+            'unavailable_packages': list(
+                host.get('unavailable_packages', [])),
+            'boot_modules': modules,
+            'modules': list(modules),
+            'services': {},
+            'vfs': {},
+            'mdevs': [dict(mdev) for mdev in host.get('mdevs', [])],
+            # What a full GPU's available_instances are counted from.
+            'start_mdevs': [dict(mdev) for mdev in
+                            host.get('mdevs', [])],
+            'libvirt_domains': [dict(domain) for domain in
+                                host.get('libvirt_domains', [])],
+            # Types given to VFs (vendor-specific VFIO); until a
+            # reboot, they survive every regeneration of /sys.
+            'vf_vgpu_types': {
+                vf.lower(): type_id for vf, type_id in
+                host.get('vf_vgpu_types', {}).items() if type_id},
+            'guest_disruptions': [],
+            'reboots': 0,
+            'reboot_requested': False,
+            'sysfs_noise': host.get('sysfs_noise', 0),
+            # The running kernel, its headers, Secure Boot, DKMS's
+            # signing key (host.kernel).
+            'kernel': simhost.kernel_state(host.get('kernel', {}),
+                                           self.series),
+            # Host commands that fail, with their error text (faults).
+            'faults': {},
+        }
 
     def _initial_config(self) -> Dict[str, Any]:
         with open(os.path.join(self.charm_dir, 'config.yaml')) as stream:
@@ -186,12 +186,9 @@ class Simulation:
         return config
 
     def _install_fake_tools(self) -> None:
-        with open(fakebin.__file__) as stream:
-            body = stream.read()
         program = os.path.join(self.meta, 'fakebin')
         with open(program, 'w') as stream:
-            stream.write('#!{} -IS\n'.format(sys.executable))
-            stream.write(body)
+            stream.write(fakebin.launcher(sys.executable))
         os.chmod(program, 0o755)
         names = (fakebin.HOOK_TOOLS + fakebin.HOST_COMMANDS +
                  tuple(fakebin.PASS_THROUGH))
@@ -274,30 +271,6 @@ class Simulation:
                                simhost.hardware_state(host))
         simhost.write_proc_modules(self.host_root, host['modules'])
         simhost.write_kernel_files(self.host_root, host)
-
-    def _snapshot(self) -> Dict[str, bytes]:
-        files = {}
-        for directory, dirnames, filenames in os.walk(self.host_root):
-            relative = os.path.relpath(directory, self.host_root)
-            if relative.startswith(NOT_HOST_FILES):
-                dirnames[:] = []
-                continue
-            for name in filenames:
-                path = os.path.join(directory, name)
-                if os.path.isfile(path):
-                    with open(path, 'rb') as stream:
-                        files['/' + os.path.relpath(path, self.host_root)] = \
-                            stream.read()
-        return files
-
-    def _flags(self) -> List[str]:
-        path = os.path.join(self.charm_dir, '.unit-state.db')
-        if not os.path.exists(path):
-            return []
-        with sqlite3.connect(path) as db:
-            rows = db.execute("SELECT key FROM kv WHERE key LIKE "
-                              "'reactive.states.%'").fetchall()
-        return sorted(key[len('reactive.states.'):] for key, in rows)
 
     def _new_commands(self) -> List[List[str]]:
         if not os.path.exists(self.commands_path):
@@ -498,73 +471,17 @@ class Simulation:
     def _reboot(self) -> List[Dict[str, Any]]:
         """What a reboot does to the host, then the start hook."""
         state = self._load()
-        host = state['host']
-        blacklisted = self._nouveau_blacklisted()
-        modules = [name for name in host['boot_modules']
-                   if name not in NVIDIA_MODULES and
-                   not (name == 'nouveau' and blacklisted)]
-        driver = next((version for name, version in
-                       sorted(host['packages'].items())
-                       if fnmatch.fnmatchcase(name, NVIDIA_DRIVER_PACKAGE)),
-                      None)
-        kernel = host['kernel']
-        if kernel['mok'] == 'imported':
-            # Someone at the console confirms the key in MokManager.
-            kernel['mok'] = 'enrolled'
-        if host.get('dkms_module') and simhost.signatures_required(
-                kernel) and kernel['mok'] != 'enrolled':
-            # DKMS signed the module with a key the firmware does not
-            # trust: "Key was rejected by service".
-            driver = None
-        host['nvidia_version'] = None
-        if driver and 'nouveau' not in modules:
-            modules += list(NVIDIA_MODULES)
-            host['nvidia_version'] = driver
-        host['modules'] = modules
-        host['vfs'] = {}
-        host['mdevs'] = []
-        # The driver forgets the types it gave VFs (the VFs are gone).
-        host['vf_vgpu_types'] = {}
-        host['reboots'] += 1
-        host['reboot_requested'] = False
-        boot_units = []
-        for name, service in sorted(host['services'].items()):
-            needs = service.get('needs_module')
-            starts = (service['enabled'] and not service['masked'] and
-                      (not needs or needs in modules))
-            if starts and service.get('unit_file'):
-                boot_units.append(name)
-                starts = False
-            service['active'] = starts
-            service.pop('failed', None)
+        boot_units = boot.restart(state['host'], boot.nouveau_blacklisted(
+            self.host_root))
         self._save(state)
         self._refresh_host(state)
         # Units the charm installed run after the packaged services, in
         # the order their After= lines give.
-        for name in self._boot_order(boot_units):
+        for name in boot.boot_order(self.host_root, boot_units):
             self._execute([os.path.join(self.bin_dir, 'systemctl'), 'start',
                            name], 'boot unit ' + name, {})
         self._collect_created_mdevs()
         return [self.run_hook('start')]
-
-    def _boot_order(self, units: List[str]) -> List[str]:
-        """Units sorted so each comes after those its After= names."""
-        after = {}
-        for name in units:
-            path = os.path.join(self.host_root, 'etc', 'systemd', 'system',
-                                name + '.service')
-            with open(path) as stream:
-                words = [word[:-len('.service')] for line in stream
-                         if line.startswith('After=')
-                         for word in line[len('After='):].split()]
-            after[name] = [word for word in words if word in units]
-        ordered: List[str] = []
-        while len(ordered) < len(units):
-            ready = sorted(name for name in units if name not in ordered and
-                           all(dep in ordered for dep in after[name]))
-            ordered.append(ready[0] if ready else sorted(
-                set(units) - set(ordered))[0])
-        return ordered
 
     def _collect_vf_vgpu_types(self) -> None:
         """vGPU types a process wrote to VFs (current_vgpu_type) are
@@ -596,17 +513,6 @@ class Simulation:
             self._save(state)
             self._refresh_host(state)
 
-    def _nouveau_blacklisted(self) -> bool:
-        directory = os.path.join(self.host_root, 'etc', 'modprobe.d')
-        if not os.path.isdir(directory):
-            return False
-        for name in sorted(os.listdir(directory)):
-            with open(os.path.join(directory, name)) as stream:
-                if any(line.split()[:2] == ['blacklist', 'nouveau']
-                       for line in stream):
-                    return True
-        return False
-
     def run_program(self, argv: List[str], stdin: str = '',
                     bare: bool = False) -> int:
         """Any program run as a hook would be (environment, working
@@ -628,89 +534,13 @@ class Simulation:
         sets_before = state['relation_sets']
         pythons_before = _lines(self.pythons_seen)
         if isinstance(step, str):
-            label = step
-            if '-relation-' in step:
-                runs = self._relation_hooks(step)
-            else:
-                runs = [self.run_hook(step)]
-        elif 'action' in step:
-            label = 'action ' + step['action']
-            code = self.run_action(step['action'], step.get('params', {}))
-            runs = [{'action': step['action'], 'exit_code': code}]
-        elif 'reboot' in step:
-            label = 'reboot'
-            runs = self._reboot()
-        elif 'config' in step:
-            label = 'config'
-            state['config'].update(step['config'])
-            self._save(state)
-            runs = [self.run_hook('config-changed')]
-        elif 'attach' in step:
-            label = 'attach'
-            for name, spec in step['attach'].items():
-                state['resources'][name] = self._place_resource(name, spec)
-            self._save(state)
-            runs = [self.run_hook('upgrade-charm')]
-        elif 'remote' in step:
-            label = 'remote'
-            runs = []
-            for endpoint, data in step['remote'].items():
-                for rid, relation in sorted(state['relations'].items()):
-                    if relation['name'] != endpoint:
-                        continue
-                    for unit in relation['units']:
-                        relation['units'][unit].update(_stringify(data))
-            self._save(state)
-            for endpoint in step['remote']:
-                runs += self._relation_hooks(endpoint + '-relation-changed')
-        elif 'services' in step:
-            # Something else on the host (a crash, an operator) changed
-            # services: no hook runs until the next one the scenario asks.
-            label = 'services'
-            for name, wanted in step['services'].items():
-                service = state['host']['services'].setdefault(
-                    name, {'active': False, 'enabled': True,
-                           'masked': False})
-                service['active'] = wanted == 'running'
-            self._save(state)
-            runs = []
-        elif 'guests' in step:
-            # Nova started, moved or deleted guests: no hook runs.
-            label = 'guests'
-            self._set_guests(state, step['guests'])
-            runs = []
-        elif 'kernel' in step:
-            # The operator changed the host (firmware setting, key made
-            # or imported, headers, another kernel to boot): no hook.
-            label = 'kernel'
-            state['host']['kernel'] = simhost.changed_kernel(
-                state['host']['kernel'], step['kernel'])
-            self._save(state)
-            self._refresh_host(state)
-            runs = []
-        elif 'faults' in step:
-            # The host breaks (or is mended): from now on these commands
-            # fail with this text; no hook runs.
-            label = 'faults'
-            faults = state['host'].setdefault('faults', {})
-            for name, text in step['faults'].items():
-                if text is None:
-                    faults.pop(name, None)
-                else:
-                    faults[name] = text
-            self._save(state)
-            runs = []
-        elif 'packages' in step:
-            # Another charm (the principal) installed packages: no hook.
-            label = 'packages'
-            state['host']['packages'].update(step['packages'])
-            self._save(state)
-            simhost.write_kernel_files(self.host_root, state['host'])
-            runs = []
+            label, runs = step, self._hook_step(step)
         else:
-            endpoint = step['relation-departed']
-            label = 'relation-departed ' + endpoint
-            runs = self._depart(endpoint)
+            kind = next(kind for kind in self._step_kinds if kind in step)
+            label = kind
+            if kind in ('action', 'relation-departed'):
+                label += ' ' + step[kind]
+            runs = self._step_kinds[kind](state, step)
         state = self._load()
         return {
             'step': label,
@@ -722,6 +552,103 @@ class Simulation:
             'relation_sets': state['relation_sets'] - sets_before,
             'python': self._pythons_since(pythons_before),
         }
+
+    # Each kind of step takes the state as the step began and the step;
+    # it returns the hooks and actions it ran (self._step_kinds).
+
+    def _hook_step(self, hook: str) -> List[Dict[str, Any]]:
+        if '-relation-' in hook:
+            return self._relation_hooks(hook)
+        return [self.run_hook(hook)]
+
+    def _action_step(self, state: Dict[str, Any],
+                     step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        code = self.run_action(step['action'], step.get('params', {}))
+        return [{'action': step['action'], 'exit_code': code}]
+
+    def _reboot_step(self, state: Dict[str, Any],
+                     step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        return self._reboot()
+
+    def _config_step(self, state: Dict[str, Any],
+                     step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        state['config'].update(step['config'])
+        self._save(state)
+        return [self.run_hook('config-changed')]
+
+    def _attach_step(self, state: Dict[str, Any],
+                     step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        for name, spec in step['attach'].items():
+            state['resources'][name] = self._place_resource(name, spec)
+        self._save(state)
+        return [self.run_hook('upgrade-charm')]
+
+    def _remote_step(self, state: Dict[str, Any],
+                     step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        runs: List[Dict[str, Any]] = []
+        for endpoint, data in step['remote'].items():
+            for rid, relation in sorted(state['relations'].items()):
+                if relation['name'] != endpoint:
+                    continue
+                for unit in relation['units']:
+                    relation['units'][unit].update(_stringify(data))
+        self._save(state)
+        for endpoint in step['remote']:
+            runs += self._relation_hooks(endpoint + '-relation-changed')
+        return runs
+
+    def _services_step(self, state: Dict[str, Any],
+                       step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """Something else on the host (a crash, an operator) changed
+        services: no hook runs until the next one the scenario asks."""
+        for name, wanted in step['services'].items():
+            service = state['host']['services'].setdefault(
+                name, {'active': False, 'enabled': True,
+                       'masked': False})
+            service['active'] = wanted == 'running'
+        self._save(state)
+        return []
+
+    def _guests_step(self, state: Dict[str, Any],
+                     step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """Nova started, moved or deleted guests: no hook runs."""
+        self._set_guests(state, step['guests'])
+        return []
+
+    def _kernel_step(self, state: Dict[str, Any],
+                     step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """The operator changed the host (firmware setting, key made or
+        imported, headers, another kernel to boot): no hook."""
+        state['host']['kernel'] = simhost.changed_kernel(
+            state['host']['kernel'], step['kernel'])
+        self._save(state)
+        self._refresh_host(state)
+        return []
+
+    def _faults_step(self, state: Dict[str, Any],
+                     step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """The host breaks (or is mended): from now on these commands
+        fail with this text; no hook runs."""
+        faults = state['host'].setdefault('faults', {})
+        for name, text in step['faults'].items():
+            if text is None:
+                faults.pop(name, None)
+            else:
+                faults[name] = text
+        self._save(state)
+        return []
+
+    def _packages_step(self, state: Dict[str, Any],
+                       step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """Another charm (the principal) installed packages: no hook."""
+        state['host']['packages'].update(step['packages'])
+        self._save(state)
+        simhost.write_kernel_files(self.host_root, state['host'])
+        return []
+
+    def _departed_step(self, state: Dict[str, Any],
+                       step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        return self._depart(step['relation-departed'])
 
     def _set_guests(self, state: Dict[str, Any],
                     guests: Dict[str, Any]) -> None:
@@ -742,7 +669,8 @@ class Simulation:
                          if path.startswith(prefix)]:
                 del self._baseline[path]
             self._baseline.update(
-                (path, content) for path, content in self._snapshot().items()
+                (path, content) for path, content in
+                simreport.snapshot(self.host_root).items()
                 if path.startswith(prefix))
         self._save(state)
         self._refresh_host(state)
@@ -791,69 +719,16 @@ class Simulation:
         return self.report()
 
     def report(self) -> Dict[str, Any]:
-        state = self._load()
-        commands = []
-        # No file: no process ran (e.g. only guests steps).
-        lines = []
-        if os.path.exists(self.commands_path):
-            with open(self.commands_path) as stream:
-                lines = stream.readlines()
-        for line in lines:
-            entry = json.loads(line)
-            if entry['kind'] == 'host':
-                commands.append(entry['argv'])
-        files = {}
-        now = self._snapshot()
-        for path in sorted(set(now) | set(self._baseline)):
-            if now.get(path) != self._baseline.get(path):
-                content = now.get(path)
-                files[path] = (None if content is None
-                               else content.decode('utf-8', 'replace'))
-        host = state['host']
-        output = {
-            'status': state['status'],
-            'application_version': state['application_version'],
-            'relations': {rid: relation['local'] for rid, relation in
-                          sorted(state['relations'].items())},
-            'steps': self.steps,
-            'actions': self.actions,
-            'commands': commands,
-            'files': files,
-            'flags': self._flags(),
-            'host': {
-                'packages': dict(sorted(host['packages'].items())),
-                'modules': host['modules'],
-                'services': {name: {key: service[key] for key in
-                                    ('active', 'enabled', 'masked')}
-                             for name, service in
-                             sorted(host['services'].items())},
-                'vfs': host['vfs'],
-                'mdevs': host['mdevs'],
-                'reboots': host['reboots'],
-                'reboot_requested': host['reboot_requested'],
-                'vf_vgpu_types': self._vf_vgpu_types(),
-                'guest_disruptions': host['guest_disruptions'],
-                'resources_sha256': {
-                    name: _sha256(path) for name, path in
-                    sorted(state['resources'].items()) if path},
-            },
-        }
-        return _scrub(output, [(self.host_root, ''), (self.work, '<sim>')])
-
-    def _vf_vgpu_types(self) -> Dict[str, str]:
-        """VFs given a vGPU type (vendor-specific VFIO), as sysfs says."""
-        devices = os.path.join(self.host_root, 'sys', 'bus', 'pci',
-                               'devices')
-        types = {}
-        for address in sorted(os.listdir(devices)):
-            path = os.path.join(devices, address, 'nvidia',
-                                'current_vgpu_type')
-            if os.path.exists(path):
-                with open(path) as stream:
-                    value = stream.read().strip()
-                if value != '0':
-                    types[address] = value
-        return types
+        """The contract's output document, as things stand now."""
+        output = simreport.document(
+            self._load(), self.steps, self.actions,
+            commands=simreport.host_commands(self.commands_path),
+            files=simreport.changed_files(
+                self._baseline, simreport.snapshot(self.host_root)),
+            flags=simreport.flags(self.charm_dir),
+            vf_vgpu_types=simreport.vf_vgpu_types(self.host_root))
+        return simreport.scrub(output, [(self.host_root, ''),
+                                        (self.work, '<sim>')])
 
     def cleanup(self) -> None:
         shutil.rmtree(self.work, ignore_errors=True)
@@ -864,11 +739,6 @@ def _lines(path: str) -> int:
         return 0
     with open(path, 'rb') as stream:
         return sum(1 for _ in stream)
-
-
-def _sha256(path: str) -> str:
-    with open(path, 'rb') as stream:
-        return hashlib.sha256(stream.read()).hexdigest()
 
 
 def _stringify(data: Optional[Dict[str, Any]]) -> Dict[str, str]:
@@ -884,6 +754,6 @@ def _stand_in_path(repo_root: str) -> List[str]:
     try:
         import charms_openstack
     except ImportError:
-        return [os.path.join(repo_root, 'unit_tests', 'stand_ins')]
+        return [os.path.join(repo_root, 'sim', 'stand_ins')]
     return [os.path.dirname(os.path.dirname(
         os.path.abspath(charms_openstack.__file__)))]

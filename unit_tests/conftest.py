@@ -2,7 +2,7 @@
 
 - charmhelpers 1.2.1 refuses to import charmhelpers.core.host on Debian
   (the CI image); the charm only ever runs on Ubuntu, so say so.
-- charms_openstack is not on PyPI: use the stand-in in unit_tests/stand_ins
+- charms_openstack is not on PyPI: use the stand-in in sim/stand_ins
   unless the real package imports (then the same tests run against it).
 - The charm layer's lib/ and reactive/ and the interface layer import as
   they do in a built charm.
@@ -24,8 +24,8 @@ try:
     import charms_openstack  # noqa: F401
     CHARMS_OPENSTACK = 'real'
 except ImportError:
-    sys.path.insert(0, os.path.join(HERE, 'stand_ins'))
-    CHARMS_OPENSTACK = 'stand-in (unit_tests/stand_ins)'
+    sys.path.insert(0, os.path.join(REPO, 'sim', 'stand_ins'))
+    CHARMS_OPENSTACK = 'stand-in (sim/stand_ins)'
 
 for path in (os.path.join(REPO, 'src', 'lib'), os.path.join(REPO, 'src'),
              REPO):

@@ -20,7 +20,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # in-process patches.
 HOOK_SIDE = ('src', 'interfaces', os.path.join('sim', 'emulation'),
              os.path.join('sim', 'runtime'),
-             os.path.join('unit_tests', 'stand_ins'))
+             os.path.join('sim', 'stand_ins'))
 # Scripts that act when run (hook stubs, actions): compiled, not imported.
 SCRIPTS = ('actions', 'hook.py', 'os_actions.py', 'charm-pre-install')
 
@@ -76,7 +76,7 @@ def main():
     # charmhelpers refuses Debian, where these checks may run.
     charmhelpers.osplatform.get_platform = lambda: 'ubuntu'
     sys.path[:0] = [os.path.join(REPO, 'src', 'lib'),
-                    os.path.join(REPO, 'unit_tests', 'stand_ins'),
+                    os.path.join(REPO, 'sim', 'stand_ins'),
                     os.path.join(REPO, 'sim', 'runtime')]
     imported = []
     modules = []
@@ -87,7 +87,7 @@ def main():
         relative = os.path.relpath(path, lib)[:-len('.py')]
         modules.append(relative.replace(os.sep, '.').replace(
             '.__init__', ''))
-    stand_ins = os.path.join(REPO, 'unit_tests', 'stand_ins')
+    stand_ins = os.path.join(REPO, 'sim', 'stand_ins')
     for path in python_files():
         if path.startswith(stand_ins + os.sep):
             relative = os.path.relpath(path, stand_ins)[:-len('.py')]

@@ -9,7 +9,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = ['README.md', 'docs/index.md', 'sim/README.md', 'tests/README.md',
-         'unit_tests/stand_ins/README.md', 'interfaces/nova-vgpu/README.md']
+         'sim/stand_ins/README.md', 'interfaces/nova-vgpu/README.md']
 LINK = re.compile(r'\[[^\]]+\]\(([^)\s]+)\)')
 
 

@@ -17,7 +17,7 @@ from sim import pythons
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOOK_SIDE = ['src', 'interfaces', 'sim/emulation', 'sim/runtime',
-             'unit_tests/stand_ins']
+             'sim/stand_ins']
 SERIES = sorted(pythons.SERIES_PYTHON, key=pythons.SERIES_PYTHON.get)
 
 

@@ -2,7 +2,7 @@
 
 These tests run against whichever ``charms_openstack`` is importable: the
 real library when installed, otherwise the stand-in in
-``unit_tests/stand_ins`` (see its README).  They must pass against both,
+``sim/stand_ins`` (see its README).  They must pass against both,
 so they only use the names listed in that README and only fake what sits
 outside the library: Juju hook tools (fake executables on PATH that log
 their calls), package/service commands, and charmhelpers' service checks.

@@ -1,6 +1,6 @@
 """Test double for the ``charms_openstack`` library (charms.openstack).
 
 Used by the unit tests and the hook simulator only when the real package
-cannot be imported; see ``unit_tests/stand_ins/README.md`` for the exact
+cannot be imported; see ``sim/stand_ins/README.md`` for the exact
 surface it provides.
 """

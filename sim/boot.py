@@ -1,0 +1,105 @@
+"""What a reboot does to the simulated host before the charm's units and
+its start hook run: the modules that load (the vGPU driver unless
+nouveau holds the GPUs or the kernel refuses its DKMS-built module), the
+DKMS key an operator confirmed, what the driver forgets (VFs, mdevs,
+VF vGPU types), the services that start; and the order of the boot
+units the charm installed."""
+import fnmatch
+import os
+from typing import Any, Dict, List
+
+from sim import host as simhost
+
+NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
+NVIDIA_MODULES = ('nvidia', 'nvidia_vgpu_vfio')
+
+
+def restart(host: Dict[str, Any], nouveau_blacklisted: bool) -> List[str]:
+    """The host state (changed in place) once the machine is back up,
+    before any unit the charm installed runs; returns those units that
+    start at boot, by name."""
+    modules = _modules_at_boot(host, nouveau_blacklisted)
+    host['modules'] = modules
+    host['vfs'] = {}
+    host['mdevs'] = []
+    # The driver forgets the types it gave VFs (the VFs are gone).
+    host['vf_vgpu_types'] = {}
+    host['reboots'] += 1
+    host['reboot_requested'] = False
+    return _start_services(host, modules)
+
+
+def _modules_at_boot(host: Dict[str, Any],
+                     nouveau_blacklisted: bool) -> List[str]:
+    """The kernel modules that load; host's DKMS key and driver version
+    follow."""
+    modules = [name for name in host['boot_modules']
+               if name not in NVIDIA_MODULES and
+               not (name == 'nouveau' and nouveau_blacklisted)]
+    driver = next((version for name, version in
+                   sorted(host['packages'].items())
+                   if fnmatch.fnmatchcase(name, NVIDIA_DRIVER_PACKAGE)),
+                  None)
+    kernel = host['kernel']
+    if kernel['mok'] == 'imported':
+        # Someone at the console confirms the key in MokManager.
+        kernel['mok'] = 'enrolled'
+    if host.get('dkms_module') and simhost.signatures_required(
+            kernel) and kernel['mok'] != 'enrolled':
+        # DKMS signed the module with a key the firmware does not
+        # trust: "Key was rejected by service".
+        driver = None
+    host['nvidia_version'] = None
+    if driver and 'nouveau' not in modules:
+        modules += list(NVIDIA_MODULES)
+        host['nvidia_version'] = driver
+    return modules
+
+
+def _start_services(host: Dict[str, Any], modules: List[str]) -> List[str]:
+    """Enabled services start where their module loaded; those the charm
+    installed (a unit file of its own) are returned, to run after."""
+    boot_units = []
+    for name, service in sorted(host['services'].items()):
+        needs = service.get('needs_module')
+        starts = (service['enabled'] and not service['masked'] and
+                  (not needs or needs in modules))
+        if starts and service.get('unit_file'):
+            boot_units.append(name)
+            starts = False
+        service['active'] = starts
+        service.pop('failed', None)
+    return boot_units
+
+
+def nouveau_blacklisted(host_root: str) -> bool:
+    """Whether a file in /etc/modprobe.d keeps nouveau out."""
+    directory = os.path.join(host_root, 'etc', 'modprobe.d')
+    if not os.path.isdir(directory):
+        return False
+    for name in sorted(os.listdir(directory)):
+        with open(os.path.join(directory, name)) as stream:
+            if any(line.split()[:2] == ['blacklist', 'nouveau']
+                   for line in stream):
+                return True
+    return False
+
+
+def boot_order(host_root: str, units: List[str]) -> List[str]:
+    """Units sorted so each comes after those its After= names."""
+    after = {}
+    for name in units:
+        path = os.path.join(host_root, 'etc', 'systemd', 'system',
+                            name + '.service')
+        with open(path) as stream:
+            words = [word[:-len('.service')] for line in stream
+                     if line.startswith('After=')
+                     for word in line[len('After='):].split()]
+        after[name] = [word for word in words if word in units]
+    ordered: List[str] = []
+    while len(ordered) < len(units):
+        ready = sorted(name for name in units if name not in ordered and
+                       all(dep in ordered for dep in after[name]))
+        ordered.append(ready[0] if ready else sorted(
+            set(units) - set(ordered))[0])
+    return ordered
