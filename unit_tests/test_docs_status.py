@@ -2,7 +2,8 @@
 in the guide's troubleshooting section.
 
 The messages are read from the source (Python's AST), not copied here:
-every (state, message) the charm class can return or set, the messages
+every (state, message) the charm class, the plan (nova/plan.py) and the
+status module (status.py) can return or set, the messages
 of the functions that produce a blocked reason (software.py, the install
 step, the unitdata problem record, MappingError), and the two messages
 charms.openstack takes from charmhelpers (paused, services not running).
@@ -23,6 +24,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB = os.path.join(REPO, 'src', 'lib')
 CHARM_MODULE = os.path.join(LIB, 'charm', 'openstack',
                             'nova_compute_nvidia_vgpu.py')
+# Where a unit status is decided: the charm class, the plan of what Nova
+# gets, and the waiting and ready statuses.
+STATUS_MODULES = (CHARM_MODULE,
+                  os.path.join(LIB, 'nvidia_vgpu', 'nova', 'plan.py'),
+                  os.path.join(LIB, 'nvidia_vgpu', 'status.py'))
 STATES = ('active', 'blocked', 'waiting', 'maintenance')
 
 
@@ -42,7 +48,16 @@ def _tree(path: str) -> ast.Module:
         return ast.parse(stream.read(), path)
 
 
+# Module names as the code imports them, where their room is not in it.
+ROOMS = ('', 'host', 'nova', 'driver', 'health')
+
+
 def _module_path(name: str) -> str:
+    """nvidia_vgpu's module of this name, whichever room holds it."""
+    for room in ROOMS:
+        path = os.path.join(LIB, 'nvidia_vgpu', room, name + '.py')
+        if os.path.exists(path):
+            return path
     return os.path.join(LIB, 'nvidia_vgpu', name + '.py')
 
 
@@ -178,9 +193,9 @@ def _messages_from(node: ast.AST, path: str,
         return _returned(_module_path('software'), node.func.attr)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and isinstance(node.func.value, ast.Name) \
-            and node.func.value.id == 'health' \
+            and node.func.value.id == 'verdict' \
             and node.func.attr == 'status_message':
-        return _returned(_module_path('health'), node.func.attr)
+        return _returned(_module_path('verdict'), node.func.attr)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id == 'str':
         # str(error) of an option's error: 'Invalid <option>: ' + problem
@@ -253,39 +268,51 @@ def _pending_messages(path: str) -> List[Pattern]:
     return patterns
 
 
+def _status_pair(node: ast.AST) -> Optional[ast.AST]:
+    """The message expression of a status the code decides here: a
+    (state, message) tuple, status_set(state, message), a refusal
+    _Refused(state, message, ...), or a recorded software problem."""
+    if (isinstance(node, ast.Tuple) and len(node.elts) == 2
+            and isinstance(node.elts[0], ast.Constant)
+            and node.elts[0].value in STATES):
+        return node.elts[1]
+    if not isinstance(node, ast.Call) or len(node.args) < 1:
+        return None
+    name = (node.func.attr if isinstance(node.func, ast.Attribute) else
+            node.func.id if isinstance(node.func, ast.Name) else '')
+    if (name in ('status_set', '_Refused') and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in STATES):
+        return node.args[1]
+    if name == 'set_software_problem' and not (
+            isinstance(node.args[0], ast.Constant)
+            and node.args[0].value is None):
+        return node.args[0]
+    return None
+
+
 def code_messages() -> Dict[str, List[Pattern]]:
     """Every status message the charm can show, by where it comes from."""
     messages: Dict[str, List[Pattern]] = {}
     unknown = []
-    tree = _tree(CHARM_MODULE)
-    functions = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)]
-    owner = {id(node): function for function in functions
-             for node in ast.walk(function)}
-    for node in ast.walk(tree):
-        pair = None
-        if (isinstance(node, ast.Tuple) and len(node.elts) == 2
-                and isinstance(node.elts[0], ast.Constant)
-                and node.elts[0].value in STATES):
-            pair = node.elts[1]
-        elif (isinstance(node, ast.Call)
-              and isinstance(node.func, ast.Attribute)
-              and node.func.attr == 'status_set' and len(node.args) == 2):
-            pair = node.args[1]
-        elif (isinstance(node, ast.Call)
-              and isinstance(node.func, ast.Attribute)
-              and node.func.attr == 'set' and node.args
-              and isinstance(node.args[0], ast.Name)
-              and node.args[0].id == 'PROBLEM_KEY'):
-            pair = node.args[1]
-        if pair is None:
-            continue
-        found = _messages_from(pair, CHARM_MODULE, owner.get(id(node)))
-        if found is None:
-            unknown.append(node.lineno)
-        else:
-            messages.setdefault('line {}'.format(node.lineno), []).extend(
-                found)
-    # What _install() returns is recorded under PROBLEM_KEY: its own
+    for path in STATUS_MODULES:
+        tree = _tree(path)
+        functions = [f for f in ast.walk(tree)
+                     if isinstance(f, ast.FunctionDef)]
+        owner = {id(node): function for function in functions
+                 for node in ast.walk(function)}
+        for node in ast.walk(tree):
+            pair = _status_pair(node)
+            if pair is None:
+                continue
+            found = _messages_from(pair, path, owner.get(id(node)))
+            if found is None:
+                unknown.append('{}:{}'.format(os.path.basename(path),
+                                              node.lineno))
+            else:
+                messages.setdefault('{} line {}'.format(
+                    os.path.basename(path), node.lineno), []).extend(found)
+    # What _install() returns is recorded as the software problem: its own
     # messages, and the kernel module build's (_kernel_module_problem()
     # returns module_build.problem()'s).
     messages['_install'] = _returned(CHARM_MODULE, '_install',
@@ -298,8 +325,8 @@ def code_messages() -> Dict[str, List[Pattern]]:
     messages['resource_classes.refusal'] = _returned(
         _module_path('resource_classes'), 'refusal')
     assert not unknown, (
-        'status messages at lines {} of the charm class come from a source '
-        'this test does not read; teach _messages_from()'.format(unknown))
+        'status messages at {} come from a source this test does not '
+        'read; teach _messages_from()'.format(unknown))
     helpers = os_utils.__file__
     for start in ("Paused. Use 'resume'", 'Services not running that'):
         hits = [p for node in ast.walk(_tree(helpers))

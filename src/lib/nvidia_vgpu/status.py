@@ -6,7 +6,7 @@ blocks: what the driver has not named yet, what Nova has not been given
 and why, and the ready line naming what the host has.
 """
 from collections import Counter
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 from nvidia_vgpu import model
 from nvidia_vgpu.nova import (
@@ -32,17 +32,30 @@ NOT_GIVEN_YET = ('Nova has not been given this host\'s vGPU settings yet '
                  '(they go at the next hook)')
 
 
-def waiting_for_driver(plan: model.NovaPlan) -> Optional[str]:
+# (workload status, message), or None where the check has nothing to say
+Status = Optional[Tuple[str, str]]
+
+
+def waiting_for_driver(plan: model.NovaPlan) -> Status:
     """Profile names or per-profile classes the driver has not named."""
     if plan.resolution and plan.resolution.unresolved:
-        return ('Waiting for the NVIDIA driver to resolve vGPU profile '
-                'names {} (nothing is published for them until '
-                'then)'.format(', '.join(plan.resolution.unresolved)))
+        return 'waiting', (
+            'Waiting for the NVIDIA driver to resolve vGPU profile names {} '
+            '(nothing is published for them until then)'.format(
+                ', '.join(plan.resolution.unresolved)))
     if plan.unnamed:
-        return ('Waiting for the NVIDIA driver to name vGPU types {} for '
-                'their per-profile resource classes (nothing is published '
-                'for them until then)'.format(', '.join(plan.unnamed)))
+        return 'waiting', (
+            'Waiting for the NVIDIA driver to name vGPU types {} for their '
+            'per-profile resource classes (nothing is published for them '
+            'until then)'.format(', '.join(plan.unnamed)))
     return None
+
+
+def waiting_for_nova(plan: model.NovaPlan, waiting_software: Optional[dict],
+                     guests: Sequence[str], given: bool) -> Status:
+    """Waiting while Nova lacks what this host should have."""
+    pending = pending_for_nova(plan, waiting_software, guests, given)
+    return ('waiting', pending) if pending else None
 
 
 def pending_for_nova(plan: model.NovaPlan,
@@ -66,15 +79,17 @@ def pending_for_nova(plan: model.NovaPlan,
     return '; '.join(pending) or None
 
 
-def ready_message(snapshot: model.HostSnapshot,
-                  plan: model.NovaPlan) -> str:
+def ready(snapshot: model.HostSnapshot,
+          plan: model.NovaPlan) -> Tuple[str, str]:
     """'Unit is ready: ...' naming the GPUs and what each type got."""
     message = 'Unit is ready: ' + describe_gpus(snapshot.functions)
     if not snapshot.functions:
-        return message + ' on this host'
+        return 'active', message + ' on this host'
     if plan.vf_count:
         message += '; {} SR-IOV VFs'.format(plan.vf_count)
-    return '; '.join([message] + _phrases(snapshot, plan))
+    for phrase in _phrases(snapshot, plan):
+        message += '; ' + phrase
+    return 'active', message
 
 
 def _phrases(snapshot: model.HostSnapshot,

@@ -463,19 +463,14 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return 'waiting', 'Waiting for the {} relation: {}'.format(
                 RELATION, juju_commands.relate_command(
                     os.environ.get('JUJU_VERSION'), *RELATION_ENDPOINTS))
-        waiting = (status.waiting_for_driver(self.nova_plan) or
-                   self.pending_for_nova())
-        if waiting:
-            return 'waiting', waiting
-        return 'active', status.ready_message(self.host, self.nova_plan)
-
-    def pending_for_nova(self) -> Optional[str]:
-        """What nova-compute has not been given yet, and why."""
         endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
-        return status.pending_for_nova(
-            self.nova_plan, state.waiting_software(),
-            guest_safety.guest_names(self.vgpus_in_use),
-            endpoint is None or endpoint.has_published(self.nova_settings()))
+        return (status.waiting_for_driver(self.nova_plan) or
+                status.waiting_for_nova(
+                    self.nova_plan, state.waiting_software(),
+                    guest_safety.guest_names(self.vgpus_in_use),
+                    endpoint is None or
+                    endpoint.has_published(self.nova_settings())) or
+                status.ready(self.host, self.nova_plan))
 
     # ----------------------------------------------------------- health
 
