@@ -4,7 +4,6 @@ the verdict an operator sees before anything is installed
 import pytest
 
 from nvidia_vgpu.driver import module_build
-from nvidia_vgpu.host import secure_boot
 from nvidia_vgpu.model import DebInfo
 from nvidia_vgpu import model
 
@@ -99,12 +98,12 @@ def test_mokutil_is_installed_only_where_signatures_are_required():
 
 def test_an_enrolled_key_installs():
     assert module_build.problem(DKMS_DEB, host(
-        **dict(SECURE, enrolment=secure_boot.ENROLLED))) is None
+        **dict(SECURE, enrolment=model.ENROLLED))) is None
 
 
 def test_a_key_not_enrolled_blocks_with_the_enrolment_steps():
     message = module_build.problem(DKMS_DEB, host(
-        **dict(SECURE, enrolment=secure_boot.NOT_ENROLLED)))
+        **dict(SECURE, enrolment=model.NOT_ENROLLED)))
     assert message == (
         'The kernel only loads signed modules (Secure Boot is on) and the '
         'DKMS signing key /var/lib/shim-signed/mok/MOK.der is not enrolled, '
@@ -116,7 +115,7 @@ def test_a_key_not_enrolled_blocks_with_the_enrolment_steps():
 
 def test_a_key_waiting_for_confirmation_asks_for_the_reboot():
     message = module_build.problem(DKMS_DEB, host(
-        **dict(SECURE, enrolment=secure_boot.PENDING)))
+        **dict(SECURE, enrolment=model.PENDING)))
     assert message == (
         'The kernel only loads signed modules (Secure Boot is on) and the '
         'DKMS signing key /var/lib/shim-signed/mok/MOK.der waits for its '
@@ -163,7 +162,7 @@ def test_no_answer_from_mokutil_blocks_rather_than_guessing():
 def test_secure_boot_advice_only_where_secure_boot_is_the_reason():
     message = module_build.problem(DKMS_DEB, host(**dict(
         SECURE, signed_only='module.sig_enforce is set',
-        enrolment=secure_boot.NOT_ENROLLED)))
+        enrolment=model.NOT_ENROLLED)))
     assert message.startswith('The kernel only loads signed modules '
                               '(module.sig_enforce is set)')
     assert 'Secure Boot' not in message
@@ -171,7 +170,7 @@ def test_secure_boot_advice_only_where_secure_boot_is_the_reason():
 
 def test_headers_come_before_the_signing_key():
     message = module_build.problem(DKMS_DEB, host(headers=False, **dict(
-        SECURE, enrolment=secure_boot.NOT_ENROLLED)), 'E: no')
+        SECURE, enrolment=model.NOT_ENROLLED)), 'E: no')
     assert message.startswith('Kernel headers for the running kernel')
 
 
@@ -179,8 +178,8 @@ def test_headers_come_before_the_signing_key():
     (dict(headers=False), 'E: x'), (dict(headers=False), None),
     (dict(SECURE, certificate_exists=False), None),
     (dict(SECURE, mokutil=False), None),
-    (dict(SECURE, enrolment=secure_boot.PENDING), None),
-    (dict(SECURE, enrolment=secure_boot.NOT_ENROLLED), None),
+    (dict(SECURE, enrolment=model.PENDING), None),
+    (dict(SECURE, enrolment=model.NOT_ENROLLED), None),
     (dict(SECURE), None),
 ])
 def test_every_block_is_a_status_that_says_it_is_retried(facts, failure):

@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from nvidia_vgpu import model
 from nvidia_vgpu.host import hostfs, secure_boot
 
 GLOBAL = '8be4df61-93ca-11d2-aa0d-00e098032b8c'
@@ -101,16 +102,16 @@ def test_certificate_exists_on_the_host(host_root):
 
 @pytest.mark.parametrize('stdout, stderr, exit, answer', [
     # Recent mokutil exits 1 when not enrolled, 0 when it is.
-    (CERTIFICATE + ' is not enrolled\n', '', 1, secure_boot.NOT_ENROLLED),
-    (CERTIFICATE + ' is already enrolled\n', '', 0, secure_boot.ENROLLED),
-    (CERTIFICATE + ' is already in db\n', '', 0, secure_boot.ENROLLED),
+    (CERTIFICATE + ' is not enrolled\n', '', 1, model.NOT_ENROLLED),
+    (CERTIFICATE + ' is already enrolled\n', '', 0, model.ENROLLED),
+    (CERTIFICATE + ' is already in db\n', '', 0, model.ENROLLED),
     ('', CERTIFICATE + ' is already in the built-in trusted keyring\n', 255,
-     secure_boot.ENROLLED),
+     model.ENROLLED),
     (CERTIFICATE + ' is already in the enrollment request\n', '', 0,
-     secure_boot.PENDING),
+     model.PENDING),
     # Older mokutil exits the other way round; the words decide.
-    (CERTIFICATE + ' is not enrolled\n', '', 0, secure_boot.NOT_ENROLLED),
-    (CERTIFICATE + ' is already enrolled\n', '', 1, secure_boot.ENROLLED),
+    (CERTIFICATE + ' is not enrolled\n', '', 0, model.NOT_ENROLLED),
+    (CERTIFICATE + ' is already enrolled\n', '', 1, model.ENROLLED),
     (CERTIFICATE + ' is blocked in dbx\n', '', 0, None),
     ('', 'Not a valid x509 certificate\n', 255, None),
 ])

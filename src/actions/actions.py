@@ -22,21 +22,22 @@ basic.bootstrap_charm_deps()
 import charmhelpers.core.hookenv as hookenv  # noqa: E402
 import charmhelpers.core.unitdata as unitdata  # noqa: E402
 
-from nvidia_vgpu.driver import software  # noqa: E402
-from nvidia_vgpu.host import inventory  # noqa: E402
-from nvidia_vgpu.nova import resource_classes  # noqa: E402
-from nvidia_vgpu import model  # noqa: E402
+from nvidia_vgpu import state  # noqa: E402
+from nvidia_vgpu.host import inventory, kernel  # noqa: E402
+from nvidia_vgpu.nova import resource_classes, type_listing  # noqa: E402
 
 
 def list_vgpu_types() -> None:
     """action-set the vGPU types this host's GPUs offer."""
-    installed = model.Installed.from_dict(
-        unitdata.kv().get(software.INSTALLED_KEY))
-    results = inventory.list_vgpu_types(
-        inventory.nvidia_gpus(), installed,
-        pci_address=hookenv.action_get('pci-address') or None,
-        resource_class=hookenv.config().get(resource_classes.OPTION),
-        refusal=unitdata.kv().get(resource_classes.REFUSAL_KEY))
+    gpus, results = type_listing.choose(
+        inventory.nvidia_gpus(), state.installed_software(),
+        kernel.nvidia_driver_version(),
+        pci_address=hookenv.action_get('pci-address') or None)
+    if results is None:
+        results = type_listing.listing(
+            inventory.offered_types(gpus),
+            resource_class=hookenv.config().get(resource_classes.OPTION),
+            refusal=state.class_refusal())
     hookenv.action_set({key: value if isinstance(value, str)
                         else json.dumps(value, sort_keys=True)
                         for key, value in results.items()})

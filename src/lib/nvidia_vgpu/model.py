@@ -102,6 +102,17 @@ class VgpuType(NamedTuple):
     available_instances: Optional[int]
 
 
+class GpuTypes(NamedTuple):
+    """The vGPU types one GPU offers, device by device: the GPU itself,
+    or each of its VFs in order."""
+
+    gpu: str
+    per_device: List[List[VgpuType]]
+    hosted: List[str] = []       # types of the vGPUs on its VFs now
+    sriov: bool = False          # listed over its VFs
+    vendor_vfio: bool = False    # VFs typed through sysfs, no mdev
+
+
 class GpuState(NamedTuple):
     """One physical GPU as the host shows it now."""
 
@@ -161,6 +172,14 @@ class VgpuInUse(NamedTuple):
     device: str          # the GPU, or the SR-IOV VF, it lives on
     vgpu_type: str       # nvidia-<N>
     guests: List[str]
+
+
+# Where Ubuntu's DKMS keeps the key it signs modules with.
+UBUNTU_DKMS_CERTIFICATE = '/var/lib/shim-signed/mok/MOK.der'
+# What mokutil says of a signing key (BuildHost.enrolment).
+ENROLLED = 'enrolled'
+PENDING = 'pending'          # imported, to be confirmed at the next boot
+NOT_ENROLLED = 'not enrolled'
 
 
 class BuildHost(NamedTuple):

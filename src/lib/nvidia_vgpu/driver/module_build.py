@@ -16,7 +16,6 @@ Boot is a firmware setting.
 """
 from typing import List, Optional
 
-from nvidia_vgpu.host import secure_boot
 from nvidia_vgpu.model import DebInfo
 from nvidia_vgpu import model
 
@@ -82,7 +81,7 @@ def problem(deb: DebInfo, host: model.BuildHost,
     confirm = 'confirm the key in MokManager at the console on the next boot'
     if not host.certificate_exists:
         create = ('update-secureboot-policy --new-key'
-                  if certificate == secure_boot.UBUNTU_DKMS_CERTIFICATE
+                  if certificate == model.UBUNTU_DKMS_CERTIFICATE
                   else 'the key pair /etc/dkms/framework.conf names')
         return ('The kernel only loads signed modules ({}) and DKMS has no '
                 'signing key ({}) for the kernel module of {} {}: create '
@@ -90,7 +89,7 @@ def problem(deb: DebInfo, host: model.BuildHost,
                     host.signed_only, certificate, deb.package,
                     deb.version, create, certificate, confirm, turn_off,
                     RETRY))
-    if host.enrolment == secure_boot.ENROLLED:
+    if host.enrolment == model.ENROLLED:
         return None
     if not host.mokutil:
         failed = (' (apt-get install {} failed: {})'.format(
@@ -100,13 +99,13 @@ def problem(deb: DebInfo, host: model.BuildHost,
                 'is not installed{}: install it from the host\'s apt '
                 'sources{} {}'.format(host.signed_only, certificate, failed,
                                       turn_off, RETRY))
-    if host.enrolment == secure_boot.PENDING:
+    if host.enrolment == model.PENDING:
         return ('The kernel only loads signed modules ({}) and the DKMS '
                 'signing key {} waits for its enrolment to be confirmed: '
                 'reboot the host and {} {}'.format(
                     host.signed_only, certificate,
                     confirm.replace(' on the next boot', ''), RETRY))
-    if host.enrolment == secure_boot.NOT_ENROLLED:
+    if host.enrolment == model.NOT_ENROLLED:
         return ('The kernel only loads signed modules ({}) and the DKMS '
                 'signing key {} is not enrolled, so the kernel module of '
                 '{} {} would not load: mokutil --import {}, then {}{} '

@@ -10,9 +10,6 @@ from typing import Optional
 from nvidia_vgpu import model
 
 RESOURCE = 'nvidia-vgpu-software'
-# The unitdata key of what was installed (model.Installed.to_dict); kept across
-# charm upgrades, so renaming it loses that record.
-INSTALLED_KEY = 'nvidia-vgpu.installed'
 # NVIDIA names the vGPU Manager for Ubuntu KVM nvidia-vgpu-ubuntu-<branch>.
 HOST_PACKAGE_PATTERN = 'nvidia-vgpu-ubuntu-*'
 # What operators attach by mistake, and what it is.

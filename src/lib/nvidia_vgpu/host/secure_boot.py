@@ -12,6 +12,7 @@ import re
 import subprocess
 from typing import Optional
 
+from nvidia_vgpu import model
 from nvidia_vgpu.host.hostfs import host_path
 
 # No /sys/firmware/efi: booted by a legacy BIOS, no Secure Boot.
@@ -32,7 +33,6 @@ SIG_ENFORCE = '/sys/module/module/parameters/sig_enforce'
 # DKMS uses the key shim-signed's update-secureboot-policy creates.
 DKMS_FRAMEWORK = ('/etc/dkms/framework.conf',
                   '/etc/dkms/framework.conf.d/*.conf')
-UBUNTU_DKMS_CERTIFICATE = '/var/lib/shim-signed/mok/MOK.der'
 _MOK_CERTIFICATE = re.compile(
     r'^\s*mok_certificate=(["\']?)(?P<path>[^"\'#]*)\1\s*(?:#.*)?$')
 
@@ -40,9 +40,6 @@ _MOK_CERTIFICATE = re.compile(
 # has not (older releases exit 1 for an enrolled key, newer ones for a
 # key that is not), and older releases call an imported key waiting for
 # confirmation enrolled.
-ENROLLED = 'enrolled'
-PENDING = 'pending'          # imported, to be confirmed at the next boot
-NOT_ENROLLED = 'not enrolled'
 
 
 def _efi_variable(name: str) -> Optional[int]:
@@ -93,7 +90,7 @@ def dkms_certificate(release: str) -> str:
     """The certificate of the key DKMS signs modules with: the last
     mok_certificate its configuration sets ($kernelver is the kernel
     built for), else Ubuntu's default."""
-    certificate = UBUNTU_DKMS_CERTIFICATE
+    certificate = model.UBUNTU_DKMS_CERTIFICATE
     paths = [host_path(DKMS_FRAMEWORK[0])] + sorted(
         glob.glob(host_path(DKMS_FRAMEWORK[1])))
     for path in paths:
@@ -115,10 +112,10 @@ def certificate_exists(certificate: str) -> bool:
 
 
 def key_enrolment(certificate: str) -> Optional[str]:
-    """What `mokutil --test-key` says of a certificate: ENROLLED (in
+    """What `mokutil --test-key` says of a certificate: model.ENROLLED (in
     shim's MOK list, the firmware's db or the kernel's built-in keys),
-    PENDING (imported, waiting for someone at the console to confirm it
-    at the next boot), NOT_ENROLLED; None when mokutil is missing or
+    model.PENDING (imported, waiting for someone at the console to confirm it
+    at the next boot), model.NOT_ENROLLED; None when mokutil is missing or
     gives no such answer (a blocked key, unreadable EFI variables)."""
     try:
         done = subprocess.run(['mokutil', '--test-key', certificate],
@@ -129,11 +126,11 @@ def key_enrolment(certificate: str) -> Optional[str]:
         return None
     said = done.stdout + done.stderr
     if 'is not enrolled' in said:
-        return NOT_ENROLLED
+        return model.NOT_ENROLLED
     if 'is already in the enrollment request' in said:
-        return PENDING
+        return model.PENDING
     if any(answer in said for answer in (
             'is already enrolled', 'is already in db',
             'is already in the built-in trusted keyring')):
-        return ENROLLED
+        return model.ENROLLED
     return None

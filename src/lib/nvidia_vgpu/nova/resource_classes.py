@@ -43,8 +43,6 @@ CHOICES = (VGPU, PER_PROFILE)
 NOVA_MDEV_CLASS = re.compile(r'VGPU|CUSTOM_[A-Z0-9_]+', re.ASCII)
 MAX_CLASS_LENGTH = 255
 CLASS_PREFIX = 'CUSTOM_VGPU_'
-# unitdata: why the last hook found per-profile refused here (or None).
-REFUSAL_KEY = 'nvidia-vgpu.resource-class-refusal'
 
 # vGPU type -> the resource class it is published under
 Classes = Dict[str, str]

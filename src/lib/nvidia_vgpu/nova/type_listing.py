@@ -1,0 +1,89 @@
+"""The list-vgpu-types action: which GPUs to list, and each type with
+its profile, resource class and the flavor property that asks for it."""
+from typing import Dict, List, Optional, Tuple
+
+from nvidia_vgpu import model, vgpu_types
+from nvidia_vgpu.driver import software
+from nvidia_vgpu.nova import mappings, resource_classes
+
+Results = Dict[str, object]
+
+
+def choose(gpus: List[model.PciFunction],
+           installed: Optional[model.Installed], driver: Optional[str],
+           pci_address: Optional[str] = None
+           ) -> Tuple[List[model.PciFunction], Optional[Results]]:
+    """The GPUs to list, or the results that say why there is nothing to
+    list yet. A wrong pci-address is a ValueError whose text the action
+    fails with."""
+    chosen_gpus = gpus
+    if pci_address:
+        wanted = pci_address.strip().lower()
+        if not mappings.PCI_ADDRESS.fullmatch(wanted):
+            raise ValueError(
+                'pci-address {!r} is not a full PCI address such as '
+                '0000:84:00.0'.format(pci_address))
+        chosen_gpus = [gpu for gpu in gpus if gpu.address == wanted]
+        if not chosen_gpus:
+            raise ValueError('No NVIDIA GPU at {} on this host (GPUs: {})'
+                             .format(wanted, ', '.join(
+                                 gpu.address for gpu in gpus) or 'none'))
+    if not chosen_gpus:
+        return [], {'output': 'No NVIDIA GPU on this host.', 'types': []}
+    if installed is None:
+        return [], {'output': 'The NVIDIA vGPU host software is not '
+                    'installed: ' + software.ATTACH_COMMAND, 'types': []}
+    if driver is None:
+        return [], {'output': 'The NVIDIA driver is not loaded yet: reboot '
+                    'the host to load {} {}.'.format(
+                        installed.package, installed.version), 'types': []}
+    return chosen_gpus, None
+
+
+def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
+            refusal: Optional[str] = None) -> Results:
+    """A table in 'output', the same rows as structured data in 'types'.
+
+    resource_class: the vgpu-resource-class option; refusal: why the
+    last hook found this nova unable to honour it. While either stands
+    the types are still listed, without classes (none is published),
+    under that problem.
+    """
+    problem = refusal
+    try:
+        chosen: Optional[str] = resource_classes.choice(resource_class)
+    except resource_classes.ResourceClassError as error:
+        chosen, problem = None, str(error)
+    if problem:
+        chosen = None
+    records: List[Dict[str, object]] = []
+    for gpu in offered:
+        if gpu.sriov:
+            found = vgpu_types.gpu_records(gpu.gpu, gpu.per_device,
+                                           gpu.hosted)
+        else:
+            found = [vgpu_types.as_record(vgpu_type, gpu.gpu)
+                     for vgpu_type in gpu.per_device[0]]
+        records += _with_classes(found, chosen, gpu.vendor_vfio)
+    output = vgpu_types.table(records) or (
+        'The NVIDIA driver offers no vGPU types on {}.'.format(
+            ', '.join(gpu.gpu for gpu in offered)))
+    if problem:
+        output = '{} (no resource classes shown until it is fixed)\n{}'.format(
+            problem, output)
+    return {'output': output, 'types': records}
+
+
+def _with_classes(records: List[Dict[str, object]], chosen: Optional[str],
+                  vendor_vfio: bool) -> List[Dict[str, object]]:
+    """Each record with its profile name, the resource class the charm
+    publishes it under with this vgpu-resource-class (None: not valid),
+    and the flavor property that asks for one."""
+    for record in records:
+        found = resource_classes.for_type(
+            chosen or resource_classes.VGPU, str(record['type']),
+            str(record['name'] or ''), vendor_vfio)
+        record['profile'] = found.profile
+        record['resource_class'] = found.resource_class if chosen else None
+        record['flavor_property'] = found.flavor_property if chosen else None
+    return records
