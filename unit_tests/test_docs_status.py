@@ -319,8 +319,10 @@ def code_messages() -> Dict[str, List[Pattern]]:
                                      passed_on=('problem',))
     assert _calls(CHARM_MODULE, '_kernel_module_problem',
                   'module_build', 'problem')
-    messages['module_build'] = _returned(_module_path('module_build'),
-                                         'problem')
+    # module_build.problem() returns what its two checks return.
+    messages['module_build'] = [
+        pattern for function in ('_headers_problem', '_signing_problem')
+        for pattern in _returned(_module_path('module_build'), function)]
     # Why this nova cannot have per-profile classes (shown as 'refused').
     messages['resource_classes.refusal'] = _returned(
         _module_path('resource_classes'), 'refusal')

@@ -61,6 +61,13 @@ def problem(deb: DebInfo, host: model.BuildHost,
     packages_to_install() failed."""
     if not deb.builds_kernel_module:
         return None
+    return (_headers_problem(deb, host, apt_failure) or
+            _signing_problem(deb, host, apt_failure))
+
+
+def _headers_problem(deb: DebInfo, host: model.BuildHost,
+                     apt_failure: Optional[str]) -> Optional[str]:
+    """DKMS cannot build without the running kernel's headers."""
     package = HEADERS_PACKAGE.format(host.kernel)
     if not host.headers:
         if apt_failure:
@@ -73,6 +80,13 @@ def problem(deb: DebInfo, host: model.BuildHost,
         return ('Kernel headers for the running kernel {} are missing, so '
                 'DKMS cannot build the kernel module of {} {}: {} {}'.format(
                     host.kernel, deb.package, deb.version, fix, RETRY))
+    return None
+
+
+def _signing_problem(deb: DebInfo, host: model.BuildHost,
+                     apt_failure: Optional[str]) -> Optional[str]:
+    """A kernel that loads only signed modules needs DKMS's key, and that
+    key enrolled (mokutil says)."""
     if not host.signed_only:
         return None
     certificate = host.certificate

@@ -202,6 +202,13 @@ def _guests_without_vgpus(facts: HostFacts, gpu_of: Dict[str, str],
 def findings(facts: HostFacts) -> List[Finding]:
     """Everything the action reports, broken first in the order to fix
     them (software, configuration, services, drift), then notices."""
+    found = _broken_before_drift(facts)
+    drifted = drift(facts)
+    return found + drifted + _notices(facts, drifted)
+
+
+def _broken_before_drift(facts: HostFacts) -> List[Finding]:
+    """The software, the configuration, services and boot units."""
     found: List[Finding] = []
     if facts.gpus:
         if facts.software_problem:
@@ -226,8 +233,12 @@ def findings(facts: HostFacts) -> List[Finding]:
             found.append(Finding(BOOT_UNIT_FAILED, True, (
                 'Boot unit {} failed (journalctl -b -u {})').format(
                     name, name)))
-    drifted = drift(facts)
-    found += drifted
+    return found
+
+
+def _notices(facts: HostFacts, drifted: List[Finding]) -> List[Finding]:
+    """What is worth knowing but not broken."""
+    found: List[Finding] = []
     if facts.paused:
         found.append(Finding(PAUSED, False, (
             'The unit is paused: the vGPU Manager is stopped on purpose '
@@ -410,6 +421,17 @@ def _check(check: Mapping[str, object]) -> str:
 def table(result: Mapping[str, object]) -> str:
     """The action's 'output': a line per GPU, then the software, the
     findings and live migration readiness, then the verdict."""
+    lines = _gpu_lines(result) + _host_lines(result)
+    broken = [finding for finding in result['findings']
+              if finding['broken']]
+    lines.append('Healthy' if not broken else
+                 'Unhealthy: {} problem{}'.format(
+                     len(broken), '' if len(broken) == 1 else 's'))
+    return '\n'.join(lines)
+
+
+def _gpu_lines(result: Mapping[str, object]) -> List[str]:
+    """A line per GPU under a header, columns aligned."""
     header = ['GPU', 'model', 'mode', 'VFs', 'Nova type', 'created',
               'in use', 'free', 'guests']
     rows = [header]
@@ -434,6 +456,12 @@ def table(result: Mapping[str, object]) -> str:
                            in zip(row, widths)).rstrip() for row in rows]
     else:
         lines = ['No NVIDIA GPU on this host.']
+    return lines
+
+
+def _host_lines(result: Mapping[str, object]) -> List[str]:
+    """The software, services, boot units, findings, live migration."""
+    lines = []
     manager = result['vgpu_manager']
     if manager['package']:
         lines.append('vGPU Manager: {} {} installed; driver {}'.format(
@@ -460,12 +488,7 @@ def table(result: Mapping[str, object]) -> str:
         lines.append('nvidia-smi: not on this host')
     else:
         lines.append('nvidia-smi vgpu: see the nvidia-smi result')
-    broken = [finding for finding in result['findings']
-              if finding['broken']]
-    lines.append('Healthy' if not broken else
-                 'Unhealthy: {} problem{}'.format(
-                     len(broken), '' if len(broken) == 1 else 's'))
-    return '\n'.join(lines)
+    return lines
 
 
 def failure(result: Mapping[str, object]) -> Optional[str]:

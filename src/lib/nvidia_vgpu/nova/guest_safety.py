@@ -92,8 +92,7 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
     gpu_of: device (GPU or VF) -> its physical GPU.
     """
     def on(mappings: Mappings, gpu: str) -> Mappings:
-        return {vgpu_type: [d for d in devices if gpu_of.get(d, d) == gpu]
-                for vgpu_type, devices in mappings.items()}
+        return _on_gpu(mappings, gpu, gpu_of)
 
     type_wanted = {device: vgpu_type for vgpu_type, devices in wanted.items()
                    for device in devices}
@@ -126,6 +125,13 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
     return ({vgpu_type: sorted(set(devices))
              for vgpu_type, devices in sorted(effective.items())
              if devices}, held)
+
+
+def _on_gpu(mappings: Mappings, gpu: str,
+            gpu_of: Mapping[str, str]) -> Mappings:
+    """The part of the mappings on one physical GPU."""
+    return {vgpu_type: [d for d in devices if gpu_of.get(d, d) == gpu]
+            for vgpu_type, devices in mappings.items()}
 
 
 def held_message(held: Sequence[model.HeldGpu],

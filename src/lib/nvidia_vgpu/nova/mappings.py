@@ -196,6 +196,12 @@ def parse(text: str) -> Mappings:
         raise MappingError(
             'expected a mapping of vGPU type to PCI addresses, e.g. '
             + EXAMPLE)
+    return _checked_mapping(root)
+
+
+def _checked_mapping(root: yaml.MappingNode) -> Mappings:
+    """Each key a vGPU type, each value its addresses, every string
+    checked whole; an address under one type only."""
     budget = _Budget()
     result: Mappings = {}
     owner: Dict[str, str] = {}
@@ -282,74 +288,106 @@ def for_host(mappings: Mappings, gpus: Iterable[model.HostGpu],
     does not offer is a problem: Nova could never create it there.
     Profile names must have been turned into type ids first (profiles.py).
     """
-    by_address = {gpu.address: gpu for gpu in gpus}
-    parent = {vf: gpu for gpu in by_address.values()
-              for vf in gpu.virtual_functions}
-    kept: Mappings = {}
-    absent: List[str] = []
-    problems: List[str] = []
-    waiting: List[str] = []
-    sriov_gpus: Dict[str, List[str]] = {}
-    claimed: Dict[str, str] = {}
-    selected: Dict[str, Dict[str, List[str]]] = {}
-    unmatched: List[str] = []
+    account = _HostAccount(gpus)
     for vgpu_type, entries in mappings.items():
         here: List[str] = []
+        for address, through in account.expand(vgpu_type, entries):
+            for device in account.place(vgpu_type, address, through):
+                if device not in here:
+                    here.append(device)
+        account.check_offered(vgpu_type, here, offered)
+        if here:
+            account.kept[vgpu_type] = sorted(here)
+    return account.result()
+
+
+class _HostAccount:
+    """What for_host finds, type by type."""
+
+    def __init__(self, gpus: Iterable[model.HostGpu]) -> None:
+        self.by_address = {gpu.address: gpu for gpu in gpus}
+        self.parent = {vf: gpu for gpu in self.by_address.values()
+                       for vf in gpu.virtual_functions}
+        self.kept: Mappings = {}
+        self.absent: List[str] = []
+        self.problems: List[str] = []
+        self.waiting: List[str] = []
+        self.sriov_gpus: Dict[str, List[str]] = {}
+        self.claimed: Dict[str, str] = {}
+        self.selected: Dict[str, Dict[str, List[str]]] = {}
+        self.unmatched: List[str] = []
+
+    def expand(self, vgpu_type: str, entries: List[str]
+               ) -> List[Tuple[str, str]]:
+        """(address, ' (through <selector> matching <address>)' or '')
+        for each entry, selectors expanded to the GPUs they match."""
         addresses: List[str] = []
         reason: Dict[str, str] = {}
         for entry in entries:
             if not SELECTOR.fullmatch(entry):
                 addresses.append(entry)
                 continue
-            matched = [g.address for g in by_address.values()
+            matched = [g.address for g in self.by_address.values()
                        if g.matches(entry)]
-            selected.setdefault(vgpu_type, {})[entry] = matched
+            self.selected.setdefault(vgpu_type, {})[entry] = matched
             if not matched:
-                unmatched.append(entry)
+                self.unmatched.append(entry)
             for address in matched:
                 addresses.append(address)
                 reason[address] = entry
-        for address in addresses:
-            gpu = by_address.get(address)
-            through = (' (through {} matching {})'.format(
-                reason[address], address) if address in reason else '')
-            if gpu is not None and gpu.sriov:
-                if not gpu.virtual_functions:
-                    waiting.append(address)
-                devices = list(gpu.virtual_functions)
-                via = through or ' (through {})'.format(address)
-            elif gpu is not None or address in parent:
-                gpu = gpu or parent[address]
-                devices, via = [address], through
-            else:
-                absent.append(address)
+        return [(address, ' (through {} matching {})'.format(
+            reason[address], address) if address in reason else '')
+            for address in addresses]
+
+    def place(self, vgpu_type: str, address: str, through: str
+              ) -> List[str]:
+        """The devices an address gives the type: itself, or an SR-IOV
+        GPU's VFs; none where it is no GPU here or already claimed."""
+        gpu = self.by_address.get(address)
+        if gpu is not None and gpu.sriov:
+            if not gpu.virtual_functions:
+                self.waiting.append(address)
+            devices = list(gpu.virtual_functions)
+            via = through or ' (through {})'.format(address)
+        elif gpu is not None or address in self.parent:
+            gpu = gpu or self.parent[address]
+            devices, via = [address], through
+        else:
+            self.absent.append(address)
+            return []
+        if gpu.sriov:
+            self.sriov_gpus.setdefault(vgpu_type, [])
+            if gpu.address not in self.sriov_gpus[vgpu_type]:
+                self.sriov_gpus[vgpu_type].append(gpu.address)
+        placed = []
+        for device in devices:
+            if device in self.claimed and self.claimed[device] != vgpu_type:
+                self.problems.append(
+                    '{} is claimed by both {} and {}{}; a device offers one '
+                    'type'.format(device, self.claimed[device], vgpu_type,
+                                  via))
                 continue
-            if gpu.sriov:
-                sriov_gpus.setdefault(vgpu_type, [])
-                if gpu.address not in sriov_gpus[vgpu_type]:
-                    sriov_gpus[vgpu_type].append(gpu.address)
-            for device in devices:
-                if device in claimed and claimed[device] != vgpu_type:
-                    problems.append('{} is claimed by both {} and {}{}; a '
-                                    'device offers one type'.format(
-                                        device, claimed[device], vgpu_type,
-                                        via))
-                    continue
-                claimed[device] = vgpu_type
-                if device not in here:
-                    here.append(device)
+            self.claimed[device] = vgpu_type
+            placed.append(device)
+        return placed
+
+    def check_offered(self, vgpu_type: str, here: List[str],
+                      offered: Optional[Mapping[str, Optional[
+                          Collection[str]]]]) -> None:
+        """A problem for each device that does not offer the type (None
+        for a device: what it offers cannot be judged now)."""
         for device in here:
-            # None for a device: what it offers cannot be judged now.
             if offered is not None and offered.get(device, set()) is not None \
                     and vgpu_type not in offered.get(device, set()):
                 choices = ', '.join(sorted(offered.get(device, ()),
                                            key=type_order)) or 'none'
-                problems.append(
+                self.problems.append(
                     '{} is not offered by the GPU at {} (it offers: {}); '
                     'see the list-vgpu-types action'.format(
                         vgpu_type, device, choices))
-        if here:
-            kept[vgpu_type] = sorted(here)
-    return HostMappings(kept, sorted(set(absent)), problems,
-                        sorted(set(waiting)), sriov_gpus, selected,
-                        sorted(set(unmatched)))
+
+    def result(self) -> HostMappings:
+        return HostMappings(self.kept, sorted(set(self.absent)),
+                            self.problems, sorted(set(self.waiting)),
+                            self.sriov_gpus, self.selected,
+                            sorted(set(self.unmatched)))

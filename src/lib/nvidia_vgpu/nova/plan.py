@@ -80,20 +80,10 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
                     for vf in gpu.virtual_functions}
     mdev_mappings = _split(host.mappings, vfio_devices, False)
     vfio_mappings = _split(host.mappings, vfio_devices, True)
-    _check_vendor_vfio(vfio_mappings, snapshot, rules)
-    # Each SR-IOV GPU gets only as many VFs as it can host of the type,
-    # on every release; no max_instances (capacity.py: why).
-    if host.sriov_gpus:   # only they have VFs to choose among
-        mdev_mappings = capacity.limit_to_capacity(
-            mdev_mappings, gpus, _sriov_capacities(host, snapshot),
-            _occupied_devices(snapshot))
-    effective, held = guest_safety.hold_for_guests(
-        dict(mdev_mappings, **vfio_mappings), published, in_use,
-        gpu_of(snapshot))
-    whole_host = bool(held and rules.type_limit is not None and
-                      len(effective) > rules.type_limit)
-    if whole_host:
-        effective = dict(published or {})
+    _check_vendor_vfio(vfio_mappings, snapshot, rules, host.absent)
+    effective, held, whole_host = _held_for_guests(
+        snapshot, host, rules, mdev_mappings, vfio_mappings, in_use,
+        published)
     found = _classes(snapshot, chosen, rules, host.absent,
                      _split(effective, vfio_devices, False),
                      _split(effective, vfio_devices, True))
@@ -119,6 +109,32 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
         unnamed=found.unnamed, class_held=class_held,
         offered=snapshot.offered,
         nova_adds=_nova_adds(snapshot, rules, mdev_mappings))
+
+
+def _held_for_guests(snapshot: model.HostSnapshot,
+                     host: mappings.HostMappings, rules: model.NovaRules,
+                     mdev_mappings: model.Mappings,
+                     vfio_mappings: model.Mappings,
+                     in_use: List[model.VgpuInUse],
+                     published: Optional[model.Mappings]
+                     ) -> Tuple[model.Mappings, List[model.HeldGpu], bool]:
+    """What Nova gets once SR-IOV capacity and guests are respected; the
+    GPUs that wait for guests; whether the whole host waits (one type
+    per host on this release)."""
+    # Each SR-IOV GPU gets only as many VFs as it can host of the type,
+    # on every release; no max_instances (capacity.py: why).
+    if host.sriov_gpus:   # only they have VFs to choose among
+        mdev_mappings = capacity.limit_to_capacity(
+            mdev_mappings, list(snapshot.gpus),
+            _sriov_capacities(host, snapshot), _occupied_devices(snapshot))
+    effective, held = guest_safety.hold_for_guests(
+        dict(mdev_mappings, **vfio_mappings), published, in_use,
+        gpu_of(snapshot))
+    whole_host = bool(held and rules.type_limit is not None and
+                      len(effective) > rules.type_limit)
+    if whole_host:
+        effective = dict(published or {})
+    return effective, held, whole_host
 
 
 def _host_mappings(snapshot: model.HostSnapshot,
@@ -168,7 +184,7 @@ def _check_type_count(host: mappings.HostMappings, rules: model.NovaRules,
 
 def _check_vendor_vfio(vfio_mappings: model.Mappings,
                        snapshot: model.HostSnapshot,
-                       rules: model.NovaRules) -> None:
+                       rules: model.NovaRules, absent: List[str]) -> None:
     """Refuse typed VFs where this Nova cannot take them."""
     if vfio_mappings and not rules.options.managed_no_vfs:
         gpus_named = sorted(gpu.address for gpu in snapshot.gpus
@@ -178,7 +194,7 @@ def _check_vendor_vfio(vfio_mappings: model.Mappings,
             'mdev), which Nova supports from 2025.1 Epoxy; this host has '
             'nova {}: upgrade OpenStack, or use a vGPU driver with mdev'
             ).format(', '.join(gpus_named), releases.upstream_version(
-                snapshot.nova_version)), [])
+                snapshot.nova_version)), absent)
 
 
 def _classes(snapshot: model.HostSnapshot, chosen: str,

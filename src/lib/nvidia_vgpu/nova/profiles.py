@@ -94,9 +94,30 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
     if not profiles:
         return model.Resolution(dict(wanted))
     by_address = {gpu.address: gpu for gpu in gpus}
+    given, absent, unmatched = _targets(wanted, profiles, by_address)
+    chosen, unresolved, waiting, problems = _choose(given, by_address,
+                                                    offered)
+    out, resolved = _rewritten(wanted, profiles, by_address, chosen)
+    unoffered = [profile for profile in profiles
+                 if profile not in resolved and profile not in unresolved
+                 and any(profile in names for names in given.values())]
+    return model.Resolution(
+        {type_id: sorted(out[type_id])
+         for type_id in sorted(out, key=type_order)},
+        {profile: sorted(ids, key=type_order)
+         for profile, ids in sorted(resolved.items())},
+        sorted(unresolved), unoffered, problems, sorted(absent),
+        sorted(unmatched), waiting)
+
+
+def _targets(wanted: Mappings, profiles: List[str],
+             by_address: Mapping[str, HostGpu]
+             ) -> Tuple[Dict[str, Dict[str, List[str]]], Set[str], Set[str]]:
+    """Device an entry names -> {profile: the entries that name it
+    there}; the addresses that are no GPU here; the selectors matching
+    none."""
     parents = {vf for gpu in by_address.values()
                for vf in gpu.virtual_functions}
-    # device an entry names -> {profile: the entries that name it there}
     given: Dict[str, Dict[str, List[str]]] = {}
     absent: Set[str] = set()
     unmatched: Set[str] = set()
@@ -115,7 +136,16 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
             for target in targets:
                 given.setdefault(target, {}).setdefault(
                     profile, []).append(entry)
-    chosen: Dict[str, Tuple[str, str]] = {}   # target -> (profile, id)
+    return given, absent, unmatched
+
+
+def _choose(given: Dict[str, Dict[str, List[str]]],
+            by_address: Mapping[str, HostGpu], offered: Optional[Offered]
+            ) -> Tuple[Dict[str, Tuple[str, str]], Set[str], List[str],
+                       List[str]]:
+    """Each named device's (profile, type id); the profiles waiting for
+    the driver; the SR-IOV GPUs whose VFs are not there yet; problems."""
+    chosen: Dict[str, Tuple[str, str]] = {}
     unresolved: Set[str] = set()
     waiting: List[str] = []
     problems: List[str] = []
@@ -129,27 +159,43 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
             continue
         ids = _offered_profiles(table)
         hits = sorted(profile for profile in names if profile in ids)
-        through = sorted({entry for entries in names.values()
-                          for entry in entries if entry != target})
-        via = ' (through {})'.format(', '.join(through)) if through else ''
-        if len(hits) > 1:
-            problems.append(
-                'the GPU at {}{} offers both {}; a device offers one '
-                'type: give it one of them'.format(
-                    target, via, ' and '.join(hits)))
-        elif not hits:
-            problems.append('{} {} offered by the GPU at {}{} (it offers: '
-                            '{}); see the list-vgpu-types action'.format(
-                                ', '.join(sorted(names)),
-                                'is not' if len(names) == 1 else 'are not',
-                                target, via, _choices(ids)))
-        elif len(ids[hits[0]]) > 1:
-            problems.append(
-                '{} names {} on the GPU at {}; give the type id '
-                'instead'.format(hits[0], ' and '.join(
-                    sorted(ids[hits[0]], key=type_order)), target))
+        problem = _problem(target, names, ids, hits)
+        if problem:
+            problems.append(problem)
         else:
             chosen[target] = (hits[0], next(iter(ids[hits[0]])))
+    return chosen, unresolved, waiting, problems
+
+
+def _problem(target: str, names: Dict[str, List[str]],
+             ids: Dict[str, Set[str]], hits: List[str]) -> Optional[str]:
+    """Why the profile names given a device do not name one type there."""
+    through = sorted({entry for entries in names.values()
+                      for entry in entries if entry != target})
+    via = ' (through {})'.format(', '.join(through)) if through else ''
+    if len(hits) > 1:
+        return ('the GPU at {}{} offers both {}; a device offers one '
+                'type: give it one of them'.format(
+                    target, via, ' and '.join(hits)))
+    if not hits:
+        return ('{} {} offered by the GPU at {}{} (it offers: {}); see the '
+                'list-vgpu-types action'.format(
+                    ', '.join(sorted(names)),
+                    'is not' if len(names) == 1 else 'are not',
+                    target, via, _choices(ids)))
+    if len(ids[hits[0]]) > 1:
+        return ('{} names {} on the GPU at {}; give the type id '
+                'instead'.format(hits[0], ' and '.join(
+                    sorted(ids[hits[0]], key=type_order)), target))
+    return None
+
+
+def _rewritten(wanted: Mappings, profiles: List[str],
+               by_address: Mapping[str, HostGpu],
+               chosen: Dict[str, Tuple[str, str]]
+               ) -> Tuple[Dict[str, Set[str]], Dict[str, Set[str]]]:
+    """The mappings with type ids for profile names, and the ids each
+    profile names here."""
     out: Dict[str, Set[str]] = {key: set(entries)
                                 for key, entries in wanted.items()
                                 if not is_profile(key)}
@@ -170,16 +216,7 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
             else:
                 for target, type_id in here.items():
                     out.setdefault(type_id, set()).add(target)
-    unoffered = [profile for profile in profiles
-                 if profile not in resolved and profile not in unresolved
-                 and any(profile in names for names in given.values())]
-    return model.Resolution(
-        {type_id: sorted(out[type_id])
-         for type_id in sorted(out, key=type_order)},
-        {profile: sorted(ids, key=type_order)
-         for profile, ids in sorted(resolved.items())},
-        sorted(unresolved), unoffered, problems, sorted(absent),
-        sorted(unmatched), waiting)
+    return out, resolved
 
 
 def merged(resolution: model.Resolution, host: HostMappings) -> HostMappings:
