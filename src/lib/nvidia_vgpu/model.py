@@ -280,6 +280,13 @@ class HostSnapshot(NamedTuple):
     recorded_vf_types: Mapping[str, int] = {}  # VF -> type it was given
 
 
+class SriovWork(NamedTuple):
+    """What the host must do for its SR-IOV GPUs."""
+
+    boot_unit: bool = False      # have the unit that enables VFs at boot
+    enable_now: List[str] = []   # run it now: the SR-IOV GPUs it is for
+
+
 class NovaPlan(NamedTuple):
     """What this host should tell nova-compute, or why it cannot."""
 

@@ -103,13 +103,20 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     @memo.cached_property
     def host(self) -> model.HostSnapshot:
         """The host as this hook found it (one lspci per hook)."""
-        return snapshot.read(installed_nova_version())
+        return snapshot.read(installed_nova_version(),
+                             names=self._names_needed())
+
+    def _names_needed(self) -> bool:
+        return plan.needs_type_names(
+            self.config.get(mappings.OPTION),
+            self.config.get(resource_classes.OPTION))
 
     def host_changed(self) -> None:
-        """The charm changed the host (VFs, its boot records): read it
-        again, lspci's answer aside, and plan again."""
+        """The charm changed the host (VFs): read it again, lspci's
+        answer aside, and plan again."""
         self.__dict__['host'] = snapshot.read(
-            installed_nova_version(), self.host.functions)
+            installed_nova_version(), self.host.functions,
+            self._names_needed())
         self.__dict__.pop('nova_plan', None)
 
     def records_changed(self) -> None:
@@ -321,15 +328,12 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         vGPU Manager and before nova-compute. Where the driver already
         runs and a GPU has no VFs yet, the unit runs at once.
         """
-        sriov_gpus = [gpu for gpu in self.host.gpus if gpu.sriov]
-        if not sriov_gpus or self.installed_software is None:
-            return
-        systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
-        if self.host.driver is not None and any(
-                not gpu.virtual_functions for gpu in sriov_gpus):
+        work = sriov.work(self.host, self.installed_software is not None)
+        if work.boot_unit:
+            systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
+        if work.enable_now:
             hookenv.log('Enabling SR-IOV VFs on {}'.format(
-                ', '.join(gpu.address for gpu in sriov_gpus)),
-                level=hookenv.INFO)
+                ', '.join(work.enable_now)), level=hookenv.INFO)
             try:
                 systemd.run_unit(sriov.BOOT_UNIT)
             except subprocess.CalledProcessError:

@@ -6,9 +6,12 @@ and a decision can be tested with a record written by hand.
 
 Files only, apart from the one lspci: a host without an NVIDIA GPU reads
 nothing more, and a 16-GPU server reads one VF per GPU for its mdev types
-(every VF of a GPU offers the same types).
+(every VF of a GPU offers the same types). What only some decisions need
+is read on first use, once: the driver's names of the types (where
+profile names or per-profile classes are used) and a type's description
+(for the capacity of the types an SR-IOV GPU is given).
 """
-from typing import Dict, Optional, Tuple
+from typing import Dict, Iterator, Mapping, Optional, Tuple
 
 from nvidia_vgpu import model
 from nvidia_vgpu.host import (
@@ -16,11 +19,12 @@ from nvidia_vgpu.host import (
 
 
 def read(nova_version: Optional[str],
-         functions: Optional[Tuple[model.PciFunction, ...]] = None
-         ) -> model.HostSnapshot:
+         functions: Optional[Tuple[model.PciFunction, ...]] = None,
+         names: bool = False) -> model.HostSnapshot:
     """The host as it is now; nova_version is what the hook's release
     selection read from dpkg already, functions what lspci said earlier
-    in the hook (GPUs do not come or go during one)."""
+    in the hook (GPUs do not come or go during one); names: read the
+    driver's name of each mdev type (else '')."""
     if functions is None:
         functions = tuple(inventory.nvidia_gpus())
     gpus = tuple(host_gpu(function) for function in functions)
@@ -30,7 +34,7 @@ def read(nova_version: Optional[str],
     mdev_users, pci_users = libvirt.hostdev_users()
     return model.HostSnapshot(
         functions, gpus, driver, nova_version,
-        offered=offered_types(gpus) if driver is not None else None,
+        offered=offered_types(gpus, names) if driver is not None else None,
         type_descriptions=first_vf_descriptions(gpus),
         mdevs=tuple(sysfs.mediated_devices()),
         mdev_users=mdev_users, pci_users=pci_users,
@@ -68,7 +72,8 @@ def host_gpu(function: model.PciFunction) -> model.HostGpu:
                   function.subsystem_device_id or '0000')))
 
 
-def offered_types(gpus: Tuple[model.HostGpu, ...]) -> model.Offered:
+def offered_types(gpus: Tuple[model.HostGpu, ...],
+                  names: bool = False) -> model.Offered:
     """Types each device offers, with the driver's name for each.
 
     Every VF of an mdev GPU lists the same types (only their free
@@ -84,23 +89,48 @@ def offered_types(gpus: Tuple[model.HostGpu, ...]) -> model.Offered:
                 offered[address] = {'nvidia-{}'.format(number): name
                                     for number, name in table.items()}
             continue
-        offered[gpu.address] = sysfs.mdev_type_names(gpu.address)
+        offered[gpu.address] = _mdev_types(gpu.address, names)
         if gpu.virtual_functions:
-            shared = sysfs.mdev_type_names(gpu.virtual_functions[0])
+            shared = _mdev_types(gpu.virtual_functions[0], names)
             for address in gpu.virtual_functions:
                 offered[address] = shared
     return offered
 
 
+def _mdev_types(address: str, names: bool) -> Dict[str, str]:
+    """{type id: the driver's name, or '' unless names are wanted}."""
+    if names:
+        return sysfs.mdev_type_names(address)
+    return dict.fromkeys(sysfs.mdev_types(address), '')
+
+
 def first_vf_descriptions(gpus: Tuple[model.HostGpu, ...]
-                          ) -> Dict[str, Dict[str, str]]:
+                          ) -> Dict[str, Mapping[str, str]]:
     """SR-IOV GPU -> {type: the driver's description of it}, read on its
-    first VF (what each type's capacity on the GPU is read from)."""
-    found: Dict[str, Dict[str, str]] = {}
-    for gpu in gpus:
-        if gpu.sriov and gpu.virtual_functions:
-            found[gpu.address] = {
-                vgpu_type.type_id: vgpu_type.description
-                for vgpu_type in sysfs.read_mdev_types(
-                    gpu.virtual_functions[0])}
-    return found
+    first VF when a decision asks (what each type's capacity on the GPU
+    is read from): a GPU offers some 40 types, the charm gives it one."""
+    return {gpu.address: _Descriptions(gpu.virtual_functions[0])
+            for gpu in gpus if gpu.sriov and gpu.virtual_functions}
+
+
+class _Descriptions(Mapping):
+    """The descriptions of a device's mdev types, each read once, when it
+    is first asked for."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.read: Dict[str, Optional[str]] = {}
+
+    def __getitem__(self, type_id: str) -> str:
+        if type_id not in self.read:
+            self.read[type_id] = sysfs.mdev_type_description(
+                self.address, type_id)
+        if self.read[type_id] is None:
+            raise KeyError(type_id)
+        return self.read[type_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(sysfs.mdev_types(self.address)))
+
+    def __len__(self) -> int:
+        return len(sysfs.mdev_types(self.address))

@@ -53,6 +53,18 @@ def plan_nova(snapshot: model.HostSnapshot, mappings_text: Optional[str],
         return refused.plan
 
 
+def needs_type_names(mappings_text: Optional[str],
+                     class_text: Optional[str]) -> bool:
+    """Whether the plan needs the driver's names of the mdev types:
+    profile names in the mappings, or per-profile resource classes."""
+    try:
+        return (profiles.named(mappings.parse(mappings_text)) or
+                resource_classes.choice(class_text) ==
+                resource_classes.PER_PROFILE)
+    except (mappings.MappingError, resource_classes.ResourceClassError):
+        return False
+
+
 def vgpus_in_use(snapshot: model.HostSnapshot) -> List[model.VgpuInUse]:
     """Every vGPU a guest uses on this host now: mdevs a guest's
     definition has, and VFs of the vendor-specific VFIO driver with a
