@@ -57,13 +57,16 @@ def outcome(snapshot: model.HostSnapshot,
         'nova_adds': nova_plan.nova_adds,
         'sriov_capacity': nova_plan.sriov_capacity,
         'waiting': nova_plan.waiting,
+        # vendor-specific VFIO: the type each VF is given (boot unit)
+        'vf_types': nova_plan.vf_types,
     }
 
 
 # What a case expects unless it says otherwise: nothing waits or is
 # added; 'sections' and 'status' are always given.
 QUIET = {'held': [], 'held_whole_host': False, 'class_held': [],
-         'nova_adds': {}, 'sriov_capacity': {}, 'waiting': []}
+         'nova_adds': {}, 'sriov_capacity': {}, 'waiting': [],
+         'vf_types': {}}
 
 
 class Case(NamedTuple):
@@ -254,6 +257,16 @@ CASES = [
                'vGPUs on 1 GPU; A100D-1-10C is nvidia-699; nvidia-699 on 1 '
                'GPU (10de:20b5)'),
          sriov_capacity={'nvidia-699': {'0000:41:00.0': 7}}),
+    case('the same name whichever prefix the driver prints',
+         host(a100(types={
+             type_id: (name.replace('GRID ', 'NVIDIA '), most)
+             for type_id, (name, most) in A100_MIG.items()}), nova=CARACAL),
+         "{'A100D-1-10C': ['10de:20b5']}",
+         xena(('nvidia-699', A100_VFS[:7])),
+         ready('1 NVIDIA GPU (A100 PCIe 80GB); 16 SR-IOV VFs; nvidia-699: 7 '
+               'vGPUs on 1 GPU; A100D-1-10C is nvidia-699; nvidia-699 on 1 '
+               'GPU (10de:20b5)'),
+         sriov_capacity={'nvidia-699': {'0000:41:00.0': 7}}),
     # profiles/v100-and-a40-caracal.yaml, steps 4 and 6
     case('two models, each takes its own name; T4-4Q only reported',
          host(v100('0000:84:00.0'), a40('0000:41:00.0', {
@@ -281,7 +294,8 @@ CASES = [
          host(l40s(), nova=EPOXY), "{'L40S-2Q': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
          ready('1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs; L40S-2Q is '
-               'nvidia-1148')),
+               'nvidia-1148'),
+         vf_types={'nvidia-1148': list(L40S_VFS)}),
 
     # ---------------------------------------------------------- SR-IOV
     # sriov/a100-caracal.yaml, steps 4 and 9
@@ -480,6 +494,15 @@ CASES = [
                                  'instance-0000004a (wanted: nvidia-1155)')),
          held=[('0000:41:00.0', ('nvidia-1148',), ('nvidia-1155',),
                 ['instance-0000004a'])],
+         vf_types={'nvidia-1148': list(L40S_VFS[:4])},
+         published={'nvidia-1148': list(L40S_VFS[:4])}),
+    # guests/l40s-retype-waits.yaml, step 12
+    case('L40S: the retype applies once the guest is gone',
+         host(l40s(vf_count=4), nova=EPOXY),
+         "{'nvidia-1155': ['0000:41:00.0']}",
+         pci(L40S_VFS[:4], 'CUSTOM_NVIDIA_1155', 'nvidia-1155'),
+         ready('1 NVIDIA GPU (device 10de:26b9); 4 SR-IOV VFs'),
+         vf_types={'nvidia-1155': list(L40S_VFS[:4])},
          published={'nvidia-1148': list(L40S_VFS[:4])}),
 
     # ------------------------------------------ vendor-specific VFIO
@@ -487,7 +510,8 @@ CASES = [
     case('epoxy: typed VFs go to nova through PCI passthrough',
          host(l40s(), nova=EPOXY), "{'nvidia-1148': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
-         ready('1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs')),
+         ready('1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs'),
+         vf_types={'nvidia-1148': list(L40S_VFS)}),
     # no-mdev/l40s-caracal.yaml, step 4
     case('before epoxy: vendor-specific VFIO refused naming nova',
          host(l40s(), nova=CARACAL), "{'nvidia-1148': ['0000:41:00.0']}",
@@ -501,6 +525,12 @@ CASES = [
          "{'nvidia-1148': ['0000:41:00.0']}", {},
          ready('1 NVIDIA GPU (device 10de:26b9)'),
          waiting=['0000:41:00.0']),
+    # resource-class/l40s-epoxy.yaml, cut after start
+    case('per-profile before the driver runs: nothing for the L40S',
+         host(l40s(vfs_enabled=False), nova=EPOXY, driver=None),
+         "{'nvidia-1148': ['0000:41:00.0']}", {},
+         ready('1 NVIDIA GPU (device 10de:26b9)'),
+         waiting=['0000:41:00.0'], resource_class='per-profile'),
 
     # ------------------------------------------------ resource classes
     # resource-class/a40-caracal-two-types.yaml, steps 5 and 10
@@ -606,6 +636,7 @@ CASES = [
          pci(L40S_VFS, 'CUSTOM_VGPU_L40S_2Q', 'CUSTOM_VGPU_L40S_2Q'),
          ready('1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs; nvidia-1148 '
                'as CUSTOM_VGPU_L40S_2Q'),
+         vf_types={'nvidia-1148': list(L40S_VFS)},
          resource_class='per-profile'),
     # resource-class/a40-caracal-two-types.yaml, step 7
     case('a class that is not one of the two: refused',
