@@ -13,11 +13,6 @@ RESOURCE = ('/var/lib/juju/agents/unit-nova-compute-nvidia-vgpu-0/'
 INSTALL = ['apt-get', '--assume-yes',
            '--option=Dpkg::Options::=--force-confold', '--allow-downgrades',
            'install', RESOURCE]
-V100_HELD = (
-    'Change of vgpu-device-mappings waits for guests using vGPUs: '
-    '0000:84:00.0 keeps nvidia-108 for instance-0000002a, instance-0000002b '
-    '(wanted: nvidia-105); it applies once they are gone (stop or migrate '
-    'them)')
 
 
 def by_step(output):
@@ -40,22 +35,6 @@ def until(name, last_step):
 
 
 # ------------------------------------------------------------ V100
-
-def test_v100_the_gpu_in_use_keeps_its_type_the_other_takes_the_change(
-        tmp_path):
-    held = run_yaml(tmp_path, until('guests/v100-retype-waits.yaml', 6))
-    step = held['steps'][5]
-    assert step['step'] == 'config'
-    assert step['status'] == {'workload': 'waiting', 'message': V100_HELD}
-    assert step['relation_sets'] == 1
-    assert sections(held) == {
-        'devices': [['enabled_mdev_types', 'nvidia-105, nvidia-108']],
-        'mdev_nvidia-105': [['device_addresses', '0000:85:00.0']],
-        'mdev_nvidia-108': [['device_addresses', '0000:84:00.0']]}
-    # While the guests stay, update-status changes nothing.
-    assert held['steps'][6]['relation_sets'] == 0
-    assert held['steps'][6]['status']['message'] == V100_HELD
-
 
 def test_v100_the_change_applies_at_the_first_update_status_after_them():
     output = scenario('guests/v100-retype-waits.yaml')
@@ -219,20 +198,3 @@ def test_l40s_driver_and_retype_apply_once_the_guest_is_gone():
     assert {entry['resource_class'] for entry in spec} == {
         'CUSTOM_NVIDIA_1155'}
     assert output['host']['guest_disruptions'] == []
-
-
-# ------------------------------------------------------------ Queens
-
-def test_queens_one_type_per_host_so_the_whole_host_waits():
-    output = scenario('guests/queens-retype-waits.yaml')
-    steps = by_step(output)
-    assert steps[4]['python'] == '3.6'
-    assert steps[4]['relation_sets'] == 0
-    assert steps[4]['status']['message'] == (
-        'Change of vgpu-device-mappings waits for guests using vGPUs: '
-        '0000:84:00.0 keeps nvidia-108 for instance-0000002a (wanted: '
-        'nvidia-105); with one vGPU type per host on this release the whole '
-        'host waits; it applies once they are gone (stop or migrate them)')
-    assert steps[6]['relation_sets'] == 1
-    assert sections(output) == {
-        'devices': [['enabled_vgpu_types', 'nvidia-105']]}

@@ -12,24 +12,6 @@ def pci_section(output):
     return json.loads(blob)['nova']['/etc/nova/nova.conf']['sections']
 
 
-def test_on_epoxy_typed_vfs_go_to_nova_through_pci_passthrough():
-    output = scenario('no-mdev/l40s-epoxy.yaml')
-    sections = pci_section(output)
-    assert list(sections) == ['pci']
-    specs = [json.loads(value) for key, value in sections['pci']
-             if key == 'device_spec']
-    assert specs == [{'address': vf, 'managed': 'no', 'product_id': '26b9',
-                      'resource_class': 'CUSTOM_NVIDIA_1148',
-                      'vendor_id': '10de'} for vf in VFS]
-    assert [json.loads(value) for key, value in sections['pci']
-            if key == 'alias'] == [{
-                'device_type': 'type-VF', 'name': 'nvidia-1148',
-                'product_id': '26b9', 'resource_class': 'CUSTOM_NVIDIA_1148',
-                'vendor_id': '10de'}]
-    assert ['report_in_placement', 'True'] in sections['pci']
-    assert output['status']['workload'] == 'active'
-
-
 def test_each_vf_gets_its_type_again_at_every_boot():
     output = scenario('no-mdev/l40s-epoxy.yaml')
     assert output['host']['vf_vgpu_types'] == {vf: '1148' for vf in VFS}
