@@ -39,9 +39,7 @@ def unit_status(snapshot: model.HostSnapshot,
     running, the relation there and holding what the plan publishes)."""
     if nova_plan.problem:
         return nova_plan.problem
-    return (status.waiting_for_driver(nova_plan) or
-            status.waiting_for_nova(nova_plan, None, [], True) or
-            status.ready(snapshot, nova_plan))
+    return status.waiting_or_ready(snapshot, nova_plan, None, [], True)
 
 
 def outcome(snapshot: model.HostSnapshot,

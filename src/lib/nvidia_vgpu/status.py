@@ -36,6 +36,16 @@ NOT_GIVEN_YET = ('Nova has not been given this host\'s vGPU settings yet '
 Status = Optional[Tuple[str, str]]
 
 
+def waiting_or_ready(snapshot: model.HostSnapshot, plan: model.NovaPlan,
+                     waiting_software: Optional[dict],
+                     guests: Sequence[str], given: bool) -> Tuple[str, str]:
+    """Once nothing blocks and the relation is there: what the driver has
+    not named, then what Nova has not been given, else ready."""
+    return (waiting_for_driver(plan) or
+            waiting_for_nova(plan, waiting_software, guests, given) or
+            ready(snapshot, plan))
+
+
 def waiting_for_driver(plan: model.NovaPlan) -> Status:
     """Profile names or per-profile classes the driver has not named."""
     if plan.resolution and plan.resolution.unresolved:

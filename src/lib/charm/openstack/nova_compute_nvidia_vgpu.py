@@ -468,13 +468,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
                 RELATION, juju_commands.relate_command(
                     os.environ.get('JUJU_VERSION'), *RELATION_ENDPOINTS))
         endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
-        return (status.waiting_for_driver(self.nova_plan) or
-                status.waiting_for_nova(
-                    self.nova_plan, state.waiting_software(),
-                    guest_safety.guest_names(self.vgpus_in_use),
-                    endpoint is None or
-                    endpoint.has_published(self.nova_settings())) or
-                status.ready(self.host, self.nova_plan))
+        return status.waiting_or_ready(
+            self.host, self.nova_plan, state.waiting_software(),
+            guest_safety.guest_names(self.vgpus_in_use),
+            endpoint is None or endpoint.has_published(self.nova_settings()))
 
     # ----------------------------------------------------------- health
 
