@@ -87,7 +87,7 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
     if resource_class is not None:
         config['vgpu-resource-class'] = resource_class
     charm = _charm_class(fake_commands, config, nova_version)
-    decided = charm.nova_vgpu_config
+    decided = charm.nova_plan
     data = {}
     if decided.sections is not None:
         from nvidia_vgpu.nova import nova_config
