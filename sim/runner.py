@@ -404,6 +404,11 @@ class Simulation:
                  departing: Optional[str] = None) -> Dict[str, Any]:
         extra = {'JUJU_HOOK_NAME': hook, 'JUJU_DISPATCH_PATH':
                  'hooks/' + hook}
+        target = self.scenario.get('series_upgrade_target')
+        if hook == 'pre-series-upgrade' and target:
+            extra.update(_series_upgrade_target(
+                self.scenario.get('juju_version', DEFAULT_JUJU_VERSION),
+                target))
         if rid:
             extra.update({'JUJU_RELATION': rid.split(':')[0],
                           'JUJU_RELATION_ID': rid})
@@ -757,3 +762,12 @@ def _stand_in_path(repo_root: str) -> List[str]:
         return [os.path.join(repo_root, 'sim', 'stand_ins')]
     return [os.path.dirname(os.path.dirname(
         os.path.abspath(charms_openstack.__file__)))]
+
+
+def _series_upgrade_target(juju_version: str, series: str) -> Dict[str, str]:
+    """How Juju names a series upgrade's target to pre-series-upgrade:
+    the series under Juju 2 (JUJU_TARGET_SERIES), the base from Juju 3
+    on (JUJU_TARGET_BASE)."""
+    if int(juju_version.split('.')[0]) < 3:
+        return {'JUJU_TARGET_SERIES': series}
+    return {'JUJU_TARGET_BASE': scenarios.TARGET_BASES[series]}

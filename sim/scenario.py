@@ -22,7 +22,12 @@ RELATION_HOOK_SUFFIXES = ('-relation-created', '-relation-joined',
                           '-relation-broken')
 
 _TOP = {'name': str, 'host': dict, 'config': dict, 'resources': dict,
-        'relations': dict, 'steps': list, 'juju_version': str}
+        'relations': dict, 'steps': list, 'juju_version': str,
+        'series_upgrade_target': str}
+# The Ubuntu release a series upgrade goes to (series_upgrade_target),
+# and the base Juju 3 names it by.
+TARGET_BASES = {'bionic': 'ubuntu@18.04', 'focal': 'ubuntu@20.04',
+                'jammy': 'ubuntu@22.04', 'noble': 'ubuntu@24.04'}
 # JUJU_VERSION as Juju sets it: 2.9.49, 3.4.5, 3.6-beta2.
 _JUJU_VERSION = re.compile(r'^\d+\.\d+(?:[.-][0-9a-z.]+)?$')
 _HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
@@ -234,6 +239,10 @@ def validate(data: Any) -> Dict[str, Any]:
     if not _JUJU_VERSION.match(data.get('juju_version', '3.4.5')):
         raise ScenarioError('juju_version: {!r} is not a Juju version such '
                             'as 2.9.49 or 3.4.5'.format(data['juju_version']))
+    target = data.get('series_upgrade_target')
+    if target is not None and target not in TARGET_BASES:
+        raise ScenarioError('series_upgrade_target: {!r} is not one of '
+                            '{}'.format(target, ', '.join(TARGET_BASES)))
     _check_str_map('host.packages', host.get('packages', {}))
     for index, function in enumerate(host.get('pci', [])):
         where = 'host.pci[{}]'.format(index)

@@ -490,6 +490,58 @@ class Checker:
                 positional[1] not in self.charm.actions:
             self.fail(argv, 'no action {!r}'.format(positional[1]))
 
+    def machine(self, argv: List[str], name: str) -> None:
+        if not (_is_placeholder(name) or name.isdigit()):
+            self.fail(argv, '{!r} is not a machine number'.format(name))
+
+    def upgrade_machine(self, argv, args):
+        """Juju 2.9's upgrade-series MACHINE prepare SERIES, Juju 3's
+        upgrade-machine MACHINE prepare BASE; then MACHINE complete."""
+        positional, _ = _parse(args, UPGRADE_FLAGS, self, argv)
+        if len(positional) < 2 or positional[1] not in (
+                'prepare', 'complete'):
+            return self.fail(argv, 'MACHINE prepare TARGET | MACHINE '
+                             'complete')
+        self.machine(argv, positional[0])
+        targets = positional[2:]
+        wanted = 1 if positional[1] == 'prepare' else 0
+        known = (set(SERIES_VERSIONS) if argv[1] == 'upgrade-series' else
+                 {'ubuntu@' + v for v in SERIES_VERSIONS.values()})
+        if len(targets) != wanted or not all(
+                _is_placeholder(t) or t in known for t in targets):
+            self.fail(argv, 'prepare takes one of {}; complete nothing'
+                      .format(', '.join(sorted(known))))
+
+    def add_machine(self, argv, args):
+        positional, flags = _parse(args, ADD_MACHINE_FLAGS, self, argv)
+        for flag, value in flags:
+            if flag == '--base' and value not in {
+                    'ubuntu@' + v for v in SERIES_VERSIONS.values()}:
+                self.fail(argv, 'unknown base {!r}'.format(value))
+
+    def add_unit(self, argv, args):
+        positional, flags = _parse(args, ADD_UNIT_FLAGS, self, argv)
+        if len(positional) != 1:
+            return self.fail(argv, 'add-unit APP')
+        self.app(argv, positional[0])
+        for flag, value in flags:
+            if flag == '--to':
+                self.machine(argv, value)
+
+    def remove_units(self, argv, args):
+        positional, _ = _parse(args, APP_FLAGS, self, argv)
+        if not positional:
+            return self.fail(argv, 'remove which unit?')
+        for name in positional:
+            self.unit(argv, name)
+
+    def remove_machines(self, argv, args):
+        positional, _ = _parse(args, REMOVE_MACHINE_FLAGS, self, argv)
+        if not positional:
+            return self.fail(argv, 'remove which machine?')
+        for name in positional:
+            self.machine(argv, name)
+
     def nothing_to_check(self, argv, args):
         _parse(args, ANY_FLAGS, self, argv)
 
@@ -538,6 +590,15 @@ DEBUG_LOG_FLAGS = dict(COMMON, **{
     '--include': True, '--exclude': True, '--level': True, '--replay': False,
     '--tail': False, '--no-tail': False, '-n': True, '--lines': True,
     '--include-module': True, '--exclude-module': True})
+UPGRADE_FLAGS = dict(COMMON, **{'--yes': False, '-y': False,
+                                '--force': False})
+ADD_MACHINE_FLAGS = dict(COMMON, **{'--base': True, '--series': True,
+                                    '--constraints': True, '-n': True})
+ADD_UNIT_FLAGS = dict(COMMON, **{'--to': True, '-n': True,
+                                 '--num-units': True})
+REMOVE_MACHINE_FLAGS = dict(COMMON, **{'--force': False, '--no-wait': False,
+                                       '--no-prompt': False,
+                                       '--keep-instance': False})
 ANY_FLAGS = None
 
 
@@ -610,6 +671,12 @@ SUBCOMMANDS = {
     'show-task': Checker.nothing_to_check,
     'show-action-output': Checker.nothing_to_check,
     'version': Checker.nothing_to_check,
+    'upgrade-series': Checker.upgrade_machine,   # Juju 2.9
+    'upgrade-machine': Checker.upgrade_machine,  # Juju 3 (gone in 4)
+    'add-machine': Checker.add_machine,
+    'add-unit': Checker.add_unit,
+    'remove-unit': Checker.remove_units,
+    'remove-machine': Checker.remove_machines,
 }
 
 
@@ -756,3 +823,30 @@ def test_inline_commands_in_prose_are_checked_too():
     errors = check_text('Run `juju run nova-compute-nvidia-vgpu/0 '
                         'list-gpus` on a GPU host.')
     assert errors and "no action 'list-gpus'" in errors[0]
+
+
+MACHINES = '''
+```sh
+juju upgrade-series 7 prepare noble
+juju upgrade-series 7 complete
+juju upgrade-machine 7 prepare ubuntu@24.04
+juju upgrade-machine 7 complete
+juju add-machine --base ubuntu@24.04
+juju add-unit nova-compute --to 12
+juju remove-unit nova-compute/7
+juju remove-machine 7
+```
+'''
+
+
+def test_the_checker_reads_series_upgrade_and_machine_commands():
+    assert check_text(MACHINES) == []
+    for wrong in ('juju upgrade-series 7 prepare ubuntu@24.04',
+                  'juju upgrade-machine 7 prepare noble',
+                  'juju upgrade-machine 7 prepare',
+                  'juju upgrade-series 7 complete noble',
+                  'juju upgrade-machine vgpu-v100/7 complete',
+                  'juju add-machine --base ubuntu@26.04',
+                  'juju remove-unit vgpu-t4x/0',
+                  'juju remove-machine nova-compute/7'):
+        assert check_text('`{}`'.format(wrong)), wrong

@@ -5,8 +5,10 @@ The messages are read from the source (Python's AST), not copied here:
 every (state, message) the charm class, the plan (nova/plan.py) and the
 status module (status.py) can return or set, the messages
 of the functions that produce a blocked reason (software.py, the install
-step, the unitdata problem record, MappingError), and the two messages
-charms.openstack takes from charmhelpers (paused, services not running).
+step, the unitdata problem record, MappingError, a series upgrade held
+for guests), and the three messages charms.openstack takes from
+charmhelpers (paused, services not running, prepared for a series
+upgrade).
 Each becomes a pattern: literal text, with a wildcard where a value is
 filled in at run time. A doc message is a pattern too (`...`, `<x>`,
 `[...]` and a lone `N` stand for anything; a message may be cut short).
@@ -196,6 +198,11 @@ def _messages_from(node: ast.AST, path: str,
             and node.func.value.id == 'verdict' \
             and node.func.attr == 'status_message':
         return _returned(_module_path('verdict'), node.func.attr)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and isinstance(node.func.value, ast.Name) \
+            and node.func.value.id == 'series_upgrade' \
+            and node.func.attr == 'held_message':
+        return _returned(_module_path('series_upgrade'), node.func.attr)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id == 'str':
         # str(error) of an option's error: 'Invalid <option>: ' + problem
@@ -330,7 +337,8 @@ def code_messages() -> Dict[str, List[Pattern]]:
         'status messages at {} come from a source this test does not '
         'read; teach _messages_from()'.format(unknown))
     helpers = os_utils.__file__
-    for start in ("Paused. Use 'resume'", 'Services not running that'):
+    for start in ("Paused. Use 'resume'", 'Services not running that',
+                  'Ready for do-release-upgrade'):
         hits = [p for node in ast.walk(_tree(helpers))
                 if isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)

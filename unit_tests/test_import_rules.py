@@ -20,7 +20,8 @@ LIB = os.path.join(os.path.dirname(os.path.dirname(
 
 HOST = ('host',)
 POLICY = ('nova', 'health', 'status', 'vgpu_types', 'juju_commands',
-          'driver.software', 'driver.module_build', 'driver.sriov')
+          'driver.software', 'driver.module_build', 'driver.sriov',
+          'driver.series_upgrade')
 RECORDS = ('model',)
 
 

@@ -854,6 +854,41 @@ def test_pause_and_resume(juju, monkeypatch):
         ((charm.assess_status,), {'services': ['svc-1', 'svc-2']})]
 
 
+def test_series_upgrade_prepare_pauses_past_pause(juju, monkeypatch):
+    """pre-series-upgrade marks the unit upgrading and pauses it through
+    run_pause_or_resume, not through pause() (a charm's guard there is
+    not asked)."""
+    pause_unit = Recorder()
+    monkeypatch.setattr(os_utils, 'pause_unit', pause_unit)
+    charm = _pkg_charm(services=['svc-1'])
+    monkeypatch.setattr(charm, 'pause', Recorder())
+
+    charm.series_upgrade_prepare()
+    assert flag_set('charm.series-upgrading')
+    assert flag_set('charm.paused')
+    assert os_utils.is_unit_upgrading_set()
+    assert pause_unit.calls == [
+        ((charm.assess_status,), {'services': ['svc-1']})]
+    assert charm.pause.calls == []
+
+
+def test_series_upgrade_complete_clears_marks_and_resumes(juju, monkeypatch):
+    resume_unit = Recorder()
+    monkeypatch.setattr(os_utils, 'pause_unit', Recorder())
+    monkeypatch.setattr(os_utils, 'resume_unit', resume_unit)
+    charm = _pkg_charm(services=['svc-1'])
+    charm.series_upgrade_prepare()
+    os_utils.set_unit_paused()
+
+    charm.series_upgrade_complete()
+    assert not flag_set('charm.series-upgrading')
+    assert not flag_set('charm.paused')
+    assert not os_utils.is_unit_upgrading_set()
+    assert not os_utils.is_unit_paused_set()
+    assert resume_unit.calls == [
+        ((charm.assess_status,), {'services': ['svc-1']})]
+
+
 def test_service_control_goes_through_manage_payload_services(monkeypatch):
     manage = Recorder((True, []))
     monkeypatch.setattr(os_utils, 'manage_payload_services', manage)

@@ -24,6 +24,9 @@ PUBLISHED_CLASSES_KEY = 'nvidia-vgpu.published-classes'
 CLASS_REFUSAL_KEY = 'nvidia-vgpu.resource-class-refusal'
 # dpkg's answers, with the stamp of the database they came from.
 DPKG_VERSIONS_KEY = 'nvidia-vgpu.dpkg-versions'
+# {target}: a series upgrade was prepared without stopping the vGPU
+# Manager (guests used vGPUs); target as the hook named it, or None.
+SERIES_UPGRADE_HELD_KEY = 'nvidia-vgpu.series-upgrade-held'
 
 
 def installed_software() -> Optional[model.Installed]:
@@ -86,3 +89,16 @@ def dpkg_versions() -> Any:
 
 def set_dpkg_versions(remembered: Any) -> None:
     unitdata.kv().set(DPKG_VERSIONS_KEY, remembered)
+
+
+def series_upgrade_held() -> Optional[Dict[str, Optional[str]]]:
+    """{target} while a series upgrade waits for guests, else None."""
+    return unitdata.kv().get(SERIES_UPGRADE_HELD_KEY)
+
+
+def set_series_upgrade_held(held: bool, target: Optional[str] = None
+                            ) -> None:
+    if held:
+        unitdata.kv().set(SERIES_UPGRADE_HELD_KEY, {'target': target})
+    else:
+        unitdata.kv().unset(SERIES_UPGRADE_HELD_KEY)

@@ -459,6 +459,23 @@ class OpenStackCharm(object, metaclass=core.BaseOpenStackCharmMeta):
         reactive.clear_flag('charm.paused')
         self.run_pause_or_resume('resume')
 
+    def series_upgrade_prepare(self) -> None:
+        """pre-series-upgrade: mark the unit as upgrading (so nothing
+        restarts its services meanwhile), then pause it."""
+        for flag in ('charm.series-upgrading', 'charm.paused'):
+            reactive.set_flag(flag)
+        os_utils.set_unit_upgrading()
+        self.run_pause_or_resume('pause')
+
+    def series_upgrade_complete(self) -> None:
+        """post-series-upgrade: drop every upgrade and pause mark, then
+        resume the unit."""
+        for flag in ('charm.series-upgrading', 'charm.paused'):
+            reactive.clear_flag(flag)
+        os_utils.clear_unit_paused()
+        os_utils.clear_unit_upgrading()
+        self.run_pause_or_resume('resume')
+
     def enable_services(self) -> None:
         """Charm-driven (not operator) enable + start of the services."""
         os_utils.manage_payload_services('resume', self.full_service_list)

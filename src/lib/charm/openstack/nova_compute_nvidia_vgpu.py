@@ -19,7 +19,8 @@ import charms.reactive as reactive
 import charms_openstack.charm
 
 from nvidia_vgpu import juju_commands, memo, model, state, status
-from nvidia_vgpu.driver import module_build, restore, software, sriov
+from nvidia_vgpu.driver import (
+    module_build, restore, series_upgrade, software, sriov)
 from nvidia_vgpu.health import verdict
 from nvidia_vgpu.host import (
     boot_records, dpkg, kernel, nvidia_smi, resources,
@@ -536,6 +537,45 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         Manager: the same guard as pause."""
         self.refuse_under_running_guests('restart-services')
         super().restart_services()
+
+    # -------------------------------------------------- series upgrade
+
+    def series_upgrade_prepare(self) -> None:
+        """pre-series-upgrade: as charms.openstack (mark the unit
+        upgrading, pause it), unless guests use vGPUs here: then it is
+        marked upgrading, so nothing restarts it, but nothing they use
+        is stopped, and the status names the guests to move off."""
+        in_use = self.vgpus_in_use
+        if not series_upgrade.holds_for_guests(in_use):
+            super().series_upgrade_prepare()
+            return
+        to = series_upgrade.target(os.environ)
+        reactive.set_flag('charm.series-upgrading')
+        os_utils.set_unit_upgrading()
+        state.set_series_upgrade_held(True, to)
+        hookenv.log(series_upgrade.held_message(
+            guest_safety.guest_names(in_use), to), level=hookenv.WARNING)
+        self.assess_status()
+
+    def series_upgrade_complete(self) -> None:
+        """post-series-upgrade: resume as charms.openstack does; where
+        the prepare stopped nothing, only its marks go."""
+        if state.series_upgrade_held() is None:
+            super().series_upgrade_complete()
+            return
+        state.set_series_upgrade_held(False)
+        reactive.clear_flag('charm.series-upgrading')
+        os_utils.clear_unit_upgrading()
+        self.assess_status()
+
+    def check_if_paused(self) -> Tuple[Optional[str], Optional[str]]:
+        """While a series upgrade waits for guests, which to move."""
+        held = state.series_upgrade_held()
+        guests = guest_safety.guest_names(self.vgpus_in_use)
+        if held is not None and guests:
+            return 'blocked', series_upgrade.held_message(
+                guests, held['target'])
+        return super().check_if_paused()
 
 
 class UssuriNovaComputeNvidiaVgpuCharm(NovaComputeNvidiaVgpuCharm):
