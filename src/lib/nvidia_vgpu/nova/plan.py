@@ -15,9 +15,6 @@ from nvidia_vgpu.nova import (
     capacity, guest_safety, mappings, nova_config, profiles, releases,
     resource_classes)
 
-# A refusal: (workload status, message)
-Problem = Tuple[str, str]
-
 
 class _Refused(Exception):
     """A rule refused the mappings: the plan is this problem."""
@@ -83,6 +80,10 @@ def gpu_of(snapshot: model.HostSnapshot) -> Dict[str, str]:
 def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
           rules: model.NovaRules, published: Optional[model.Mappings],
           published_classes: Optional[Dict[str, str]]) -> model.NovaPlan:
+    """The rules in the order they apply: names resolve, the host's GPUs
+    take their part (refused where wrong here), the release's limits,
+    SR-IOV capacity and the guests' holds, the resource classes; a
+    refusal raises _Refused."""
     gpus = list(snapshot.gpus)
     in_use = vgpus_in_use(snapshot)
     resolution = profiles.resolve(wanted, gpus, snapshot.offered)
