@@ -13,12 +13,42 @@ PAGES = ['README.md', 'docs/index.md', 'sim/README.md', 'tests/README.md',
 LINK = re.compile(r'\[[^\]]+\]\(([^)\s]+)\)')
 
 
+def slug(heading):
+    """GitHub's anchor for a heading: lower case, every character but
+    letters, digits, spaces, hyphens and underscores dropped, each space
+    a hyphen. Nothing is stripped first: a heading ending in a dropped
+    character after a space ends its anchor with a hyphen."""
+    text = re.sub(r'`([^`]*)`', r'\1', heading.strip()).lower()
+    return re.sub(r'[^\w -]', '', text, flags=re.ASCII).replace(' ', '-')
+
+
 def anchors(path):
+    """The anchors GitHub gives a page's headings (code blocks left out;
+    a repeated anchor takes -1, -2, ...)."""
     with open(path) as stream:
         text = stream.read()
-    return {re.sub(r'[^a-z0-9 -]', '', heading.lower()).strip()
-            .replace(' ', '-')
-            for heading in re.findall(r'^#+ (.+)$', text, re.MULTILINE)}
+    prose = re.sub(r'^```.*?^```', '', text, flags=re.MULTILINE | re.DOTALL)
+    found, seen = set(), {}
+    for heading in re.findall(r'^#+ (.+)$', prose, re.MULTILINE):
+        anchor = slug(heading)
+        count = seen.get(anchor, 0)
+        seen[anchor] = count + 1
+        found.add(anchor if not count else '{}-{}'.format(anchor, count))
+    return found
+
+
+@pytest.mark.parametrize('heading,anchor', [
+    ('Kernel module build (DKMS) and Secure Boot',
+     'kernel-module-build-dkms-and-secure-boot'),
+    ('Secure Boot: the key DKMS signs with ',
+     'secure-boot-the-key-dkms-signs-with'),
+    ('Unit is ready: ...', 'unit-is-ready-'),
+    ('`vgpu-health` fails', 'vgpu-health-fails'),
+    ('1. The cloud around the compute hosts',
+     '1-the-cloud-around-the-compute-hosts'),
+])
+def test_anchors_are_githubs(heading, anchor):
+    assert slug(heading) == anchor
 
 
 @pytest.mark.parametrize('page', PAGES)
