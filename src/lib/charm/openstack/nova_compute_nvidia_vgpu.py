@@ -365,7 +365,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """
         if not self.gpus or self.installed_software is None:
             return
-        if self.restores_mdevs and restore.record_inventory():
+        if self.restores_mdevs and restore.record_inventory(self.host):
             self.records_changed()
         if not periodic:
             systemd.install_unit(restore.UNIT, restore.unit_text(

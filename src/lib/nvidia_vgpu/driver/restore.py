@@ -17,6 +17,7 @@ import os
 import sys
 from typing import Dict, List, NamedTuple, Set, Tuple
 
+from nvidia_vgpu import model
 from nvidia_vgpu.driver import sriov
 from nvidia_vgpu.host import boot_records, libvirt, sysfs
 from nvidia_vgpu.host.hostfs import host_path
@@ -75,12 +76,12 @@ def inventory_to_keep(now: Dict[str, Tuple[str, str]],
     return kept
 
 
-def record_inventory() -> bool:
-    """Remember where every vGPU lives now (for the next boot)."""
+def record_inventory(host: model.HostSnapshot) -> bool:
+    """Remember where every vGPU lives now (for the next boot), from what
+    the hook read of the host already."""
     return boot_records.save_json(boot_records.INVENTORY, inventory_to_keep(
-        {mdev.uuid: (mdev.parent, mdev.type_id)
-         for mdev in sysfs.mediated_devices()},
-        boot_records.recorded_inventory(), set(libvirt.mdev_users())))
+        {mdev.uuid: (mdev.parent, mdev.type_id) for mdev in host.mdevs},
+        dict(host.recorded_mdevs), set(host.mdev_users)))
 
 
 def unit_text(lib_dir: str) -> str:
