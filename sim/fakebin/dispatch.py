@@ -14,8 +14,12 @@ from sim.fakebin.state import COMMAND, HOST_ROOT, Exit, State, record
 
 def pass_through(name, argv):
     if name == 'lspci':
+        # Names from pciutils' pci.ids alone, not from this machine's udev
+        # hwdb, which differs between machines and updates: the same
+        # scenario prints the same JSON everywhere.
         argv = ['-A', 'linux-sysfs', '-O',
-                'sysfs.path={}/sys/bus/pci'.format(HOST_ROOT)] + argv
+                'sysfs.path={}/sys/bus/pci'.format(HOST_ROOT),
+                '-O', 'hwdb.disable=1'] + argv
     # dpkg-deb runs tar and decompressors of its own; they only read.
     os.environ['PATH'] = READ_ONLY_ENV['PATH']
     os.execv(PASS_THROUGH[name], [PASS_THROUGH[name]] + argv)
