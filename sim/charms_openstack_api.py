@@ -31,6 +31,7 @@ import glob
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -361,9 +362,13 @@ def shape(entry: Optional[dict]) -> Optional[Tuple[str, str]]:
 def checkout(repo: str, commit: Optional[str]) -> Tuple[str, str]:
     """A directory holding ``charms_openstack/`` and its commit: ``repo``
     itself, or (a git directory) a temporary ``git archive`` of
-    ``commit``."""
+    ``commit``, which the caller removes."""
     if os.path.isdir(os.path.join(repo, PACKAGE)):
         if commit is None:
+            top = _git(repo, 'rev-parse', '--show-toplevel')
+            if os.path.realpath(top) != os.path.realpath(repo):
+                raise SystemExit('{} is not the top of a git work tree: '
+                                 'give --commit'.format(repo))
             commit = _git(repo, 'rev-parse', 'HEAD')
         return repo, commit
     if commit is None:
@@ -463,14 +468,25 @@ def differences(left: Any, right: Any, where: str = '') -> List[str]:
                                   json.dumps(right))]
 
 
-def compare(library: str, scenarios: List[str]) -> int:
+def compare(root: str, scenarios: List[str]) -> int:
     """Print, per scenario, how the output against the stand-in
-    (left) differs from the output against the real library (right)."""
+    (left) differs from the output against the real library (right).
+    Hooks get only the package on their path (a directory holding a
+    link to it), not the rest of the checkout."""
     if _importable_without_pythonpath():
         raise SystemExit('charms_openstack is importable without '
                          'PYTHONPATH: the stand-in would not be used')
+    library = tempfile.mkdtemp(prefix='charms-openstack-path-')
+    os.symlink(os.path.join(root, PACKAGE), os.path.join(library, PACKAGE))
+    try:
+        return _compare(library, scenarios or default_scenarios())
+    finally:
+        shutil.rmtree(library)
+
+
+def _compare(library: str, scenarios: List[str]) -> int:
     status = 0
-    for path in scenarios or default_scenarios():
+    for path in scenarios:
         found = differences(run_scenario(path, None),
                             run_scenario(path, library))
         print('{}: {}'.format(path, '{} difference(s)'.format(len(found))
@@ -506,11 +522,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                         'the stand-in and the real library; print the '
                         'differences')
     args = parser.parse_args(argv)
-    root, commit = checkout(os.path.abspath(args.repo), args.commit)
-    if args.compare is not None:
-        return compare(root, args.compare)
-    with open(RECORD, 'w') as stream:
-        stream.write(dumps(record(root, commit)))
+    repo = os.path.abspath(args.repo)
+    root, commit = checkout(repo, args.commit)
+    try:
+        if args.compare is not None:
+            return compare(root, args.compare)
+        with open(RECORD, 'w') as stream:
+            stream.write(dumps(record(root, commit)))
+    finally:
+        if root != repo:
+            shutil.rmtree(root)
     print('{} recorded at {}'.format(os.path.relpath(RECORD, REPO_ROOT),
                                      commit))
     return 0
