@@ -61,6 +61,7 @@ def isolated_host(tmp_path_factory, monkeypatch):
 # runs the rest under each series' Python (-m "not host_side"); py3 runs
 # everything, and each scenario's hooks run under its series' Python.
 HOST_SIDE_MODULES = {
+    'test_charms_openstack_api',
     'test_bench', 'test_charmcraft', 'test_code_shape', 'test_docs',
     'test_docs_commands',
     'test_docs_status', 'test_functional_offline',

@@ -287,8 +287,8 @@ class OpenStackCharm(object, metaclass=core.BaseOpenStackCharmMeta):
                     for service, by_kind in self.api_ports.items()}
         return self.api_ports
 
-    @staticmethod
-    def _default_port_list(ports: Dict[str, Dict[str, int]]) -> List[int]:
+    def _default_port_list(self, ports: Dict[str, Dict[str, int]]
+                           ) -> List[int]:
         """Every port in a {service: {endpoint type: port}} map, once."""
         return sorted(set(itertools.chain.from_iterable(
             by_kind.values() for by_kind in ports.values())))

@@ -59,7 +59,7 @@ class provide_charm_instance(object):
     def __enter__(self) -> Any:
         return _singleton_instance()
 
-    def __exit__(self, *_exc_info: Any) -> bool:
+    def __exit__(self, *_: Any) -> bool:
         return False
 
 
@@ -143,9 +143,9 @@ class BaseOpenStackCharmMeta(type):
     never inherit its parent's slot in the registry by accident.
     """
 
-    def __init__(cls, name: str, bases: tuple,
+    def __init__(cls, name: str, mro: tuple,
                  members: Dict[str, Any]) -> None:
-        super().__init__(name, bases, members)
+        super().__init__(name, mro, members)
         if members.get('abstract_class', False):
             return
         if 'release' not in members:
