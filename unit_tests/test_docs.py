@@ -8,8 +8,15 @@ import subprocess
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAGES = ['README.md', 'docs/index.md', 'sim/README.md', 'tests/README.md',
-         'sim/stand_ins/README.md', 'interfaces/nova-vgpu/README.md']
+# The operator's pages: the front page, then the guide and its pages.
+OPERATOR_PAGES = ['README.md', 'docs/index.md', 'docs/fleet.md',
+                  'docs/reference.md']
+# The developer's pages.
+DEVELOPER_PAGES = ['docs/development.md', 'docs/testing.md',
+                   'docs/benchmarks.md', 'sim/README.md', 'tests/README.md',
+                   'sim/stand_ins/README.md',
+                   'interfaces/nova-vgpu/README.md']
+PAGES = OPERATOR_PAGES + DEVELOPER_PAGES
 LINK = re.compile(r'\[[^\]]+\]\(([^)\s]+)\)')
 
 
@@ -69,9 +76,49 @@ def test_relative_links_and_anchors_resolve(page):
             assert anchor in anchors(linked), target
 
 
+def _read(page):
+    with open(os.path.join(REPO, page)) as stream:
+        return stream.read()
+
+
 def test_readme_links_the_operator_guide():
-    with open(os.path.join(REPO, 'README.md')) as stream:
-        assert '(docs/index.md)' in stream.read()
+    assert '(docs/index.md)' in _read('README.md')
+
+
+def test_every_page_under_docs_is_linked_from_the_readme():
+    readme = _read('README.md')
+    pages = sorted(name for name in os.listdir(os.path.join(REPO, 'docs'))
+                   if name.endswith('.md'))
+    assert 'fleet.md' in pages and 'reference.md' in pages
+    for name in pages:
+        assert '(docs/{})'.format(name) in readme, name
+
+
+def test_the_readme_is_the_operators_front_page():
+    """What it is, how to deploy and configure it, its statuses and
+    actions, the way into the guide, and the two set-up commands .ci/run
+    relies on; development material lives under docs/."""
+    readme = _read('README.md')
+    headings = re.findall(r'^## (.+)$', readme, re.MULTILINE)
+    assert headings == ['Documentation', 'Deploy', 'Configure',
+                        'Unit status', 'Actions', 'Development']
+    assert './dev sim ' in readme and './dev test ' in readme
+    with open(os.path.join(REPO, '.ci', 'run')) as stream:
+        ci = stream.read()
+    assert './dev sim' in ci and './dev test' in ci
+    for moved in ('The Nova tier', 'What the tests can and cannot claim',
+                  'Latest run', 'Profile names', 'Running guests come first'):
+        assert moved not in readme, moved
+    assert len(readme.splitlines()) < 200
+
+
+def test_no_page_says_a_host_without_a_gpu_gets_nothing():
+    """layer:basic installs its packages on every host: a page may say
+    the charm installs nothing of NVIDIA's there, never nothing at all."""
+    for page in OPERATOR_PAGES:
+        text = ' '.join(_read(page).split())
+        assert not re.search(r'install(s|ed) nothing(?! of NVIDIA)',
+                             text), page
 
 
 # The picture in docs/index.md: SVG generated from a Graphviz source.

@@ -1,12 +1,14 @@
 """Every `juju ...` command in the operator docs runs against this charm.
 
-Each command in docs/index.md and README.md (code blocks and inline code)
+Each command in the operator pages (DOCS: code blocks and inline code)
 is parsed as the shell and Juju would, then checked against what a built
 charm declares: the application it names is this charm or a known other
 one, and for this charm its actions, action parameters, options,
 resources, endpoints and base exist. Juju 2.9's forms (`relate`,
 `run-action --wait`, `deploy --series`, `run --unit ... -- cmd`) and Juju
-3's (`integrate`, `run`, `--base`, `exec`) are both accepted.
+3's and 4's (`integrate`, `run`, `--base`, `exec`) are all accepted.
+Actions named outside a juju command (`pause [force=true]`) are checked
+too.
 
 What it cannot check: commands of other charms' options, and that a
 shell variable holds what the text says it does.
@@ -22,7 +24,7 @@ import yaml
 from sim import charmdir
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOCS = ['docs/index.md', 'README.md']
+DOCS = ['docs/index.md', 'README.md', 'docs/fleet.md', 'docs/reference.md']
 CHARM = 'nova-compute-nvidia-vgpu'
 # `juju deploy` takes the built file: Charmhub's charm of the same name is
 # a different, ops-based one (no sha256 option, no pause action).
@@ -477,6 +479,13 @@ class Checker:
             if flag == '--include':
                 self.unit_or_app(argv, value)
 
+    def resolved(self, argv, args):
+        positional, flags = _parse(args, RESOLVED_FLAGS, self, argv)
+        if not positional and ('--all', '') not in flags:
+            return self.fail(argv, 'resolve which unit?')
+        for name in positional:
+            self.unit(argv, name)
+
     def show_status_log(self, argv, args):
         positional, _ = _parse(args, APP_FLAGS, self, argv)
         for name in positional:
@@ -582,6 +591,7 @@ APP_FLAGS = dict(COMMON, **{'--force': False, '--no-wait': False,
                             '--no-prompt': False, '--destroy-storage': False,
                             '--schema': False, '--all': False,
                             '--include-storage': False})
+RESOLVED_FLAGS = dict(COMMON, **{'--no-retry': False, '--all': False})
 REFRESH_FLAGS = dict(COMMON, **{'--path': True, '--resource': True,
                                 '--force-units': False, '--switch': True,
                                 '--channel': True})
@@ -666,6 +676,8 @@ SUBCOMMANDS = {
     'ssh': Checker.ssh,
     'debug-log': Checker.debug_log,
     'show-status-log': Checker.show_status_log,
+    'resolved': Checker.resolved,           # 2.9, 3 and 4
+    'resolve': Checker.resolved,            # its alias
     'add-model': Checker.nothing_to_check,
     'show-operation': Checker.nothing_to_check,
     'show-task': Checker.nothing_to_check,
@@ -850,3 +862,71 @@ def test_the_checker_reads_series_upgrade_and_machine_commands():
                   'juju remove-unit vgpu-t4x/0',
                   'juju remove-machine nova-compute/7'):
         assert check_text('`{}`'.format(wrong)), wrong
+
+
+# Actions named outside a juju command, in prose or a list:
+# `pause [force=true]`, `install-vgpu-software force=true`.
+ACTION_MENTION = re.compile(
+    r'`([a-z][a-z0-9-]*)((?: \[?[a-z][a-z0-9.-]*=[^`\]\s]*\]?)+)`')
+
+
+def action_mention_errors(text: str,
+                          charm: Optional[Charm] = None) -> List[str]:
+    """Each `action key=value` span names an action this charm has and
+    parameters that action takes, with a value of the declared type."""
+    charm = charm or built_charm()
+    errors = []
+    for name, params in ACTION_MENTION.findall(FENCE.sub('', text)):
+        if name not in charm.actions:
+            errors.append('{}: no such action'.format(name))
+            continue
+        for param in params.split():
+            key, _, value = param.strip('[]').partition('=')
+            spec = charm.actions[name].get(key)
+            if spec is None:
+                errors.append('{} has no parameter {}'.format(name, key))
+            elif spec.get('type') == 'boolean' and value not in (
+                    'true', 'false'):
+                errors.append('{} {} takes true or false'.format(name, key))
+    return errors
+
+
+@pytest.mark.parametrize('page', DOCS)
+def test_actions_named_in_prose_exist(page):
+    assert action_mention_errors(_read(page)) == []
+
+
+def test_prose_action_check_can_fail():
+    assert action_mention_errors('Run `reboot-host force=true`.') == [
+        'reboot-host: no such action']
+    assert action_mention_errors('`pause [now=true]`') == [
+        'pause has no parameter now']
+    assert action_mention_errors('`pause force=yes`') == [
+        'pause force takes true or false']
+
+
+def _table_rows(text: str, heading: str) -> List[List[str]]:
+    section = re.search(r'^## {}\n(.*?)(?=^## |\Z)'.format(heading), text,
+                        re.MULTILINE | re.DOTALL)
+    assert section, heading
+    return [[cell.strip() for cell in line.strip().strip('|').split('|')]
+            for line in section.group(1).splitlines()
+            if line.startswith('| `')]
+
+
+def test_the_readme_lists_every_action_with_its_parameters():
+    """The front page's table: every action of the built charm, each
+    with exactly the parameters actions.yaml gives it."""
+    charm = built_charm()
+    rows = _table_rows(_read('README.md'), 'Actions')
+    listed = {row[0].strip('`'): set(re.findall(r'`([a-z-]+)=', row[1]))
+              for row in rows}
+    assert listed == {name: set(params)
+                      for name, params in charm.actions.items()}
+
+
+def test_the_reference_describes_every_action():
+    section = _read('docs/reference.md').split('\n## Actions\n', 1)[1]
+    for name in built_charm().actions:
+        assert re.search(r'^- `{}[ `]'.format(re.escape(name)), section,
+                         re.MULTILINE), name

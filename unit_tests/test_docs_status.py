@@ -6,9 +6,9 @@ every (state, message) the charm class, the plan (nova/plan.py) and the
 status module (status.py) can return or set, the messages
 of the functions that produce a blocked reason (software.py, the install
 step, the unitdata problem record, MappingError, a series upgrade held
-for guests), and the three messages charms.openstack takes from
+for guests), and the four messages charms.openstack takes from
 charmhelpers (paused, services not running, prepared for a series
-upgrade).
+upgrade, services running while paused or prepared).
 Each becomes a pattern: literal text, with a wildcard where a value is
 filled in at run time. A doc message is a pattern too (`...`, `<x>`,
 `[...]` and a lone `N` stand for anything; a message may be cut short).
@@ -338,7 +338,8 @@ def code_messages() -> Dict[str, List[Pattern]]:
         'read; teach _messages_from()'.format(unknown))
     helpers = os_utils.__file__
     for start in ("Paused. Use 'resume'", 'Services not running that',
-                  'Ready for do-release-upgrade'):
+                  'Ready for do-release-upgrade',
+                  'Services should be paused but'):
         hits = [p for node in ast.walk(_tree(helpers))
                 if isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
