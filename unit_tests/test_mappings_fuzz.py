@@ -66,7 +66,7 @@ SPEC_TYPE = re.compile(r'nvidia-[1-9][0-9]{0,4}')
 SPEC_ADDRESS = re.compile(r'[0-9a-f]{4}:[0-9a-f]{2}:[01][0-9a-f]\.[0-7]')
 SPEC_SELECTOR = re.compile(r'10de:[0-9a-f]{4}(:[0-9a-f]{4}:[0-9a-f]{4})?')
 # A profile name: board, up to two more words of it, MIG slices, frame
-# buffer in GB, series, variant (README: "Profile names").
+# buffer in GB, series, variant (docs/reference.md, "Profile names").
 _BOARD = r'[A-Z][0-9A-Z]{0,15}'
 _WORD = r'-[A-Z][0-9A-Za-z]{0,15}'
 _SLICES = r'-[1-9]'

@@ -56,8 +56,9 @@ def test_every_hook_side_module_compiles_and_imports(series):
                 report['imported'])
 
 
-# What each series' venv must hold, from the wheelhouse (README.md, "What
-# each series runs"): the framework on every series, and a setuptools that
+# What each series' venv must hold, from the wheelhouse (docs/development
+# .md, "What each series runs"): the framework on every series, and a
+# setuptools that
 # still has pkg_resources (charms.reactive imports it).
 PROBE = r'''
 import json, sys, warnings
@@ -81,8 +82,8 @@ versions = {name: version(name) for name in
              'netifaces', 'setuptools')}
 json.dump(versions, sys.stdout)
 '''
-# The release series README.md promises per series (major.minor, or the
-# exact version where the wheelhouse pins one).
+# The release series docs/development.md promises per series (major.minor,
+# or the exact version where the wheelhouse pins one).
 EXPECTED = {
     'bionic': {'dnspython': '2.2', 'PyYAML': '6.0', 'setuptools': '<42'},
     'focal': {'dnspython': '2.6', 'PyYAML': '6.0', 'setuptools': '<62.2'},
