@@ -58,8 +58,7 @@ def test_every_hook_side_module_compiles_and_imports(series):
 
 # What each series' venv must hold, from the wheelhouse (docs/development
 # .md, "What each series runs"): the framework on every series, and a
-# setuptools that
-# still has pkg_resources (charms.reactive imports it).
+# setuptools that still has pkg_resources (charms.reactive imports it).
 PROBE = r'''
 import json, sys, warnings
 warnings.simplefilter('error', UserWarning)
