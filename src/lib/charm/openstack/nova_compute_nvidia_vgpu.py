@@ -131,8 +131,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         return list(self.host.functions)
 
     @property
-    def vgpus_in_use(self) -> List[model.VgpuInUse]:
-        return plan.vgpus_in_use(self.host)
+    def vgpus_running(self) -> List[model.VgpuInUse]:
+        """The vGPUs running guests use: what a vGPU Manager stop breaks."""
+        return plan.vgpus_running(self.host)
 
     def nova_rules(self) -> model.NovaRules:
         """What this release's Nova takes, for the plan."""
@@ -189,7 +190,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         remembered for the status and retried at the next of those hooks,
         not in a loop. A new revision waits while guests use vGPUs on the
         host (it would replace the vGPU Manager under them): it installs
-        at the first hook after they are gone, update-status included
+        at the first hook after none runs here, update-status included
         (the software-waits flag), or through install-vgpu-software.
         """
         if self._software_ensured:
@@ -200,7 +201,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             self._software_waits(None)
             return
         resource, problem, needed = self._resource_to_install()
-        if needed and self.vgpus_in_use and self._replaces_vgpu_manager(
+        if needed and self.vgpus_running and self._replaces_vgpu_manager(
                 resource.deb):
             self._software_waits(resource.deb)
             needed = False
@@ -215,10 +216,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             self.ensure_sriov()
 
     def install_once_guests_are_gone(self) -> None:
-        """A revision that waited for guests installs once none uses a
-        vGPU; until then nothing is read again (no hash of the file in
-        every update-status)."""
-        if not self.vgpus_in_use:
+        """A revision that waited for guests installs once no running
+        guest uses a vGPU; until then nothing is read again (no hash of
+        the file in every update-status)."""
+        if not self.vgpus_running:
             self.ensure_vgpu_software()
 
     def _resource_to_install(self) -> Tuple[Optional[model.Resource],
@@ -248,7 +249,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return
         hookenv.log('{} {} waits for guests using vGPUs: {}'.format(
             deb.package, deb.version, ', '.join(guest_safety.guest_names(
-                self.vgpus_in_use))), level=hookenv.INFO)
+                self.vgpus_running))), level=hookenv.INFO)
         reactive.set_flag(SOFTWARE_WAITS_FLAG)
 
     def install_vgpu_software(self) -> str:
@@ -265,7 +266,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         if not needed:
             return '{} {} is already installed'.format(deb.package,
                                                        deb.version)
-        self.refuse_under_running_guests('install-vgpu-software')
+        self.refuse_under_running_guests('install-vgpu-software',
+                                         'replacing')
         failure = self._install(resource)
         state.set_software_problem(failure)
         if failure:
@@ -471,7 +473,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
         return status.waiting_or_ready(
             self.host, self.nova_plan, state.waiting_software(),
-            guest_safety.guest_names(self.vgpus_in_use),
+            guest_safety.guest_names(self.vgpus_running),
             endpoint is None or endpoint.has_published(self.nova_settings()))
 
     # ----------------------------------------------------------- health
@@ -495,7 +497,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             mdevs=[(mdev.uuid, mdev.parent, mdev.type_id)
                    for mdev in host.mdevs],
             mdev_users=host.mdev_users, pci_users=host.pci_users,
-            recorded=host.recorded_mdevs,
+            running_guests=host.running_guests, recorded=host.recorded_mdevs,
             recorded_vf_types=host.recorded_vf_types,
             software_problem=state.software_problem(),
             waiting_software=(waiting['package'], waiting['version'])
@@ -519,11 +521,13 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     # ---------------------------------------------------- pause, resume
 
-    def refuse_under_running_guests(self, action: str) -> None:
-        """Raise (the action fails) if stopping the vGPU Manager now would
-        break guests' vGPUs, unless the operator said force=true."""
+    def refuse_under_running_guests(self, action: str,
+                                    doing: str = 'stopping') -> None:
+        """Raise (the action fails) if stopping (or replacing) the vGPU
+        Manager would break running guests' vGPUs, unless force=true."""
         problem = guest_safety.refusal(action, [
-            (vgpu.device, vgpu.guests) for vgpu in self.vgpus_in_use])
+            (vgpu.device, vgpu.guests) for vgpu in self.vgpus_running],
+            doing)
         if problem and not hookenv.action_get('force'):
             raise RuntimeError(problem)
 
@@ -544,8 +548,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """pre-series-upgrade: as charms.openstack (mark the unit
         upgrading, pause it), unless guests use vGPUs here: then it is
         marked upgrading, so nothing restarts it, but nothing they use
-        is stopped, and the status names the guests to move off."""
-        in_use = self.vgpus_in_use
+        is stopped, and the status names the running guests to stop or
+        move off (a shut-off guest loses nothing to the pause)."""
+        in_use = self.vgpus_running
         if not series_upgrade.holds_for_guests(in_use):
             super().series_upgrade_prepare()
             return
@@ -571,7 +576,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     def check_if_paused(self) -> Tuple[Optional[str], Optional[str]]:
         """While a series upgrade waits for guests, which to move."""
         held = state.series_upgrade_held()
-        guests = guest_safety.guest_names(self.vgpus_in_use)
+        guests = guest_safety.guest_names(self.vgpus_running)
         if held is not None and guests:
             return 'blocked', series_upgrade.held_message(
                 guests, held['target'])
