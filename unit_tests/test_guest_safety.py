@@ -22,8 +22,8 @@ def test_the_refusal_names_vgpus_gpus_and_guests():
 def test_one_vgpu_one_guest_reads_in_the_singular():
     assert guest_safety.refusal('pause', [('0000:84:00.0', ['i-1'])]) == (
         'Refusing to pause: 1 vGPU on 0000:84:00.0 in use by running guest '
-        '(i-1); stopping the vGPU Manager would break them. Stop, migrate, '
-        'resize, shelve-offload or delete those guests first, or run pause '
+        '(i-1); stopping the vGPU Manager would break it. Stop, migrate, '
+        'resize, shelve-offload or delete the guest first, or run pause '
         'with force=true')
 
 

@@ -496,7 +496,7 @@ CASES = [
                 ['instance-0000004a'])],
          vf_types={'nvidia-1148': list(L40S_VFS[:4])},
          published={'nvidia-1148': list(L40S_VFS[:4])}),
-    # guests/v100-shutoff-guest.yaml, step 10
+    # guests/v100-shutoff-guest.yaml, steps 16 and 17
     case('a shut-off guest holds a retype as a running one does',
          shut_off(with_mdev_guests(
              V100S, ('0000:84:00.0', 'nvidia-108', [GUEST_A])), GUEST_A),

@@ -83,7 +83,7 @@ RETYPE_WAITS = (
 
 
 @pytest.mark.parametrize('snapshot, expected', [
-    # guests/v100-shutoff-guest.yaml, step 10
+    # guests/v100-shutoff-guest.yaml, steps 13 and 14
     pytest.param(
         shut_off(V100_GUESTS, 'instance-0000002a'),
         SOFTWARE_WAITS.format('1 guest', 'instance-0000002b', *ONE) + '; '

@@ -56,20 +56,18 @@ def refusal(action: str, in_use: InUse,
         return None
     gpus = sorted({parent for parent, _ in in_use})
     guests = sorted({name for _, names in in_use for name in names})
+    one = len(guests) == 1
     return (
         'Refusing to {action}: {count} vGPU{s} on {gpus} in use by '
-        '{who} ({guests}); {doing} the vGPU Manager would break them. '
-        '{frees} those guests first, or run {action} with '
-        'force=true').format(
+        '{who} ({guests}); {doing} the vGPU Manager would break {it}. '
+        '{frees} {those} first, or run {action} with force=true').format(
             action=action, count=len(in_use),
             s='' if len(in_use) == 1 else 's', gpus=', '.join(gpus),
-            who=_guests(guests), guests=named(guests), doing=doing,
-            frees=STOP_FREES[0].upper() + STOP_FREES[1:])
-
-
-def _guests(names: List[str]) -> str:
-    return 'running guest' if len(names) == 1 else '{} running guests'.format(
-        len(names))
+            who='running guest' if one else '{} running guests'.format(
+                len(guests)), guests=named(guests), doing=doing,
+            it='it' if len(in_use) == 1 else 'them',
+            frees=STOP_FREES[0].upper() + STOP_FREES[1:],
+            those='the guest' if one else 'those guests')
 
 
 def vgpus_in_use(mdevs: Iterable[Tuple[str, str, str]],
