@@ -29,8 +29,7 @@ def test_one_vgpu_one_guest_reads_in_the_singular():
 
 def test_a_driver_replacement_says_so_and_names_few_guests():
     in_use = [('0000:84:00.0', ['i-{}'.format(n)]) for n in range(1, 6)]
-    assert guest_safety.refusal('install-vgpu-software', in_use,
-                                'replacing') == (
+    assert guest_safety.refusal('install-vgpu-software', in_use) == (
         'Refusing to install-vgpu-software: 5 vGPUs on 0000:84:00.0 in use '
         'by 5 running guests (i-1, i-2, i-3 and 2 more); replacing the vGPU '
         'Manager would break them. Stop, migrate, resize, shelve-offload or '

@@ -132,7 +132,6 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     @property
     def vgpus_running(self) -> List[model.VgpuInUse]:
-        """The vGPUs running guests use: what a vGPU Manager stop breaks."""
         return plan.vgpus_running(self.host)
 
     def nova_rules(self) -> model.NovaRules:
@@ -216,9 +215,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             self.ensure_sriov()
 
     def install_once_guests_are_gone(self) -> None:
-        """A revision that waited for guests installs once no running
-        guest uses a vGPU; until then nothing is read again (no hash of
-        the file in every update-status)."""
+        """A revision that waited for guests installs once none runs with a
+        vGPU; until then nothing is read again (no hash of the file in
+        every update-status)."""
         if not self.vgpus_running:
             self.ensure_vgpu_software()
 
@@ -266,8 +265,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         if not needed:
             return '{} {} is already installed'.format(deb.package,
                                                        deb.version)
-        self.refuse_under_running_guests('install-vgpu-software',
-                                         'replacing')
+        self.refuse_under_running_guests('install-vgpu-software')
         failure = self._install(resource)
         state.set_software_problem(failure)
         if failure:
@@ -521,13 +519,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     # ---------------------------------------------------- pause, resume
 
-    def refuse_under_running_guests(self, action: str,
-                                    doing: str = 'stopping') -> None:
+    def refuse_under_running_guests(self, action: str) -> None:
         """Raise (the action fails) if stopping (or replacing) the vGPU
         Manager would break running guests' vGPUs, unless force=true."""
         problem = guest_safety.refusal(action, [
-            (vgpu.device, vgpu.guests) for vgpu in self.vgpus_running],
-            doing)
+            (vgpu.device, vgpu.guests) for vgpu in self.vgpus_running])
         if problem and not hookenv.action_get('force'):
             raise RuntimeError(problem)
 
@@ -546,10 +542,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     def series_upgrade_prepare(self) -> None:
         """pre-series-upgrade: as charms.openstack (mark the unit
-        upgrading, pause it), unless guests use vGPUs here: then it is
-        marked upgrading, so nothing restarts it, but nothing they use
-        is stopped, and the status names the running guests to stop or
-        move off (a shut-off guest loses nothing to the pause)."""
+        upgrading, pause it), unless running guests use vGPUs here: then
+        it is marked upgrading, so nothing restarts it, but nothing they
+        use is stopped, and the status names them, to stop or move off."""
         in_use = self.vgpus_running
         if not series_upgrade.holds_for_guests(in_use):
             super().series_upgrade_prepare()

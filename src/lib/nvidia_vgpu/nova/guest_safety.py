@@ -40,6 +40,8 @@ Mappings = Dict[str, List[str]]
 NAMED_GUESTS = 3
 
 
+# The actions that replace the vGPU Manager rather than stop it.
+REPLACES = ('install-vgpu-software',)
 # What frees a guest's vGPU for a vGPU Manager stop or a driver
 # replacement (status lines and action failures name them).
 STOP_FREES = 'stop, migrate, resize, shelve-offload or delete'
@@ -48,12 +50,12 @@ RETYPE_FREES = ('migrate, resize, shelve-offload or delete them; a stopped '
                 'guest keeps its vGPU')
 
 
-def refusal(action: str, in_use: InUse,
-            doing: str = 'stopping') -> Optional[str]:
-    """Why this action must not stop (doing: or replace) the vGPU
+def refusal(action: str, in_use: InUse) -> Optional[str]:
+    """Why this action must not stop (or, installing, replace) the vGPU
     Manager now, or None; in_use: the vGPUs running guests use."""
     if not in_use:
         return None
+    doing = 'replacing' if action in REPLACES else 'stopping'
     gpus = sorted({parent for parent, _ in in_use})
     guests = sorted({name for _, names in in_use for name in names})
     one = len(guests) == 1
