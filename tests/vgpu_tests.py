@@ -266,12 +266,14 @@ class VgpuSubordinateTest(unittest.TestCase):
         for principal, ours in subordinates_by_principal().items():
             settings = published_settings(principal, ours)
             sections = nova_conf_sections(settings)
+            # nova-compute's pause, resume and openstack-upgrade act on
+            # every service listed: the vGPU Manager is never listed.
+            self.assertEqual(json.loads(settings['services']), [])
             if self.has_gpus:
                 self.assertIn('devices', sections)
             else:
                 # The mapped addresses are no GPUs here: nothing for nova.
                 self.assertEqual(sections, {})
-                self.assertEqual(json.loads(settings['services']), [])
 
     def test_invalid_mappings_block_and_leave_nova_conf_alone(self):
         assert_hostile_mappings_refused(self)
@@ -367,6 +369,20 @@ class VgpuHardwareTest(unittest.TestCase):
         self.assertEqual(sorted(reports), units)
         for report in reports.values():
             self.assertTrue(report['gpus'])
+
+    def test_nova_compute_pause_leaves_the_vgpu_manager_running(self):
+        """nova-compute's maintenance pause stops its own services only:
+        guests' vGPUs keep their manager (docs: nova-compute's own
+        operations)."""
+        principal, ours = sorted(subordinates_by_principal().items())[0]
+        zaza.model.run_action(principal, 'pause', raise_on_failure=True)
+        try:
+            state = zaza.model.run_on_unit(
+                ours, 'systemctl is-active nvidia-vgpu-mgr')
+            self.assertEqual(state['Stdout'].strip(), 'active')
+        finally:
+            zaza.model.run_action(principal, 'resume',
+                                  raise_on_failure=True)
 
     def test_per_profile_classes_where_nova_reads_them(self):
         # Runs after the reboot above (alphabetical order): the driver

@@ -397,8 +397,16 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     def nova_settings(self) -> Dict[str, object]:
         """The relation settings this host should have published now
         (no vGPU configuration while the option has a problem: Nova keeps
-        what it has)."""
-        settings: Dict[str, object] = {'services': self.services}
+        what it has).
+
+        `services` is always empty: nova-compute's pause, resume,
+        openstack-upgrade and series upgrade stop or restart every service
+        listed there, under running guests, from data a hook set before
+        they started. The vGPU Manager is this unit's to stop (its pause
+        action waits for the guests); an earlier revision's list is
+        cleared by the first hook after the upgrade.
+        """
+        settings: Dict[str, object] = {'services': []}
         sections = self.nova_plan.sections
         if sections is not None:
             settings['subordinate_configuration'] = \
