@@ -130,10 +130,6 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """This host's NVIDIA physical GPUs."""
         return list(self.host.functions)
 
-    @property
-    def vgpus_running(self) -> List[model.VgpuInUse]:
-        return plan.vgpus_running(self.host)
-
     def nova_rules(self) -> model.NovaRules:
         """What this release's Nova takes, for the plan."""
         version = self.host.nova_version
@@ -200,8 +196,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             self._software_waits(None)
             return
         resource, problem, needed = self._resource_to_install()
-        if needed and self.vgpus_running and self._replaces_vgpu_manager(
-                resource.deb):
+        if needed and self._replaces_vgpu_manager(resource.deb) and \
+                plan.vgpus_running(self.host):
             self._software_waits(resource.deb)
             needed = False
         else:
@@ -218,7 +214,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """A revision that waited for guests installs once none runs with a
         vGPU; until then nothing is read again (no hash of the file in
         every update-status)."""
-        if not self.vgpus_running:
+        if not plan.vgpus_running(self.host):
             self.ensure_vgpu_software()
 
     def _resource_to_install(self) -> Tuple[Optional[model.Resource],
@@ -248,7 +244,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return
         hookenv.log('{} {} waits for guests using vGPUs: {}'.format(
             deb.package, deb.version, ', '.join(guest_safety.guest_names(
-                self.vgpus_running))), level=hookenv.INFO)
+                plan.vgpus_running(self.host)))), level=hookenv.INFO)
         reactive.set_flag(SOFTWARE_WAITS_FLAG)
 
     def install_vgpu_software(self) -> str:
@@ -479,7 +475,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
         return status.waiting_or_ready(
             self.host, self.nova_plan, state.waiting_software(),
-            guest_safety.guest_names(self.vgpus_running),
+            guest_safety.guest_names(plan.vgpus_running(self.host)),
             endpoint is None or endpoint.has_published(self.nova_settings()))
 
     # ----------------------------------------------------------- health
@@ -531,7 +527,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """Raise (the action fails) if stopping (or replacing) the vGPU
         Manager would break running guests' vGPUs, unless force=true."""
         problem = guest_safety.refusal(action, [
-            (vgpu.device, vgpu.guests) for vgpu in self.vgpus_running])
+            (v.device, v.guests) for v in plan.vgpus_running(self.host)])
         if problem and not hookenv.action_get('force'):
             raise RuntimeError(problem)
 
@@ -553,7 +549,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         upgrading, pause it), unless running guests use vGPUs here: then
         it is marked upgrading, so nothing restarts it, but nothing they
         use is stopped, and the status names them, to stop or move off."""
-        in_use = self.vgpus_running
+        in_use = plan.vgpus_running(self.host)
         if not series_upgrade.holds_for_guests(in_use):
             super().series_upgrade_prepare()
             return
@@ -579,7 +575,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     def check_if_paused(self) -> Tuple[Optional[str], Optional[str]]:
         """While a series upgrade waits for guests, which to move."""
         held = state.series_upgrade_held()
-        guests = guest_safety.guest_names(self.vgpus_running)
+        guests = guest_safety.guest_names(plan.vgpus_running(self.host))
         if held is not None and guests:
             return 'blocked', series_upgrade.held_message(
                 guests, held['target'])
