@@ -2,17 +2,22 @@
 
 A guest "uses a vGPU" while its libvirt definition references an mdev the
 host has, or has as a PCI hostdev a VF that was given a vGPU type (the
-vendor-specific VFIO driver). Stopping or restarting the vGPU Manager,
-replacing or removing the driver package, or retyping such a VF breaks
-those guests' vGPUs: the simulator records each such moment in the host
-state's guest_disruptions, which the output reports, so that scenarios
-can prove the charm waited for the guests instead.
+vendor-specific VFIO driver). Stopping or restarting the vGPU Manager, or
+replacing the driver package, breaks the vGPUs of those guests that run
+(libvirt_domains[].state, running by default); removing the driver, or
+retyping such a VF, breaks theirs whether they run or not (a stopped
+guest could not start with its vGPU again). The simulator records each
+such moment in the host state's guest_disruptions, which the output
+reports, so that scenarios can prove the charm waited for the guests
+instead.
 
 Pure functions of the host state (a dict as the simulator keeps it);
 the callers (runner.py, fakebin/) decide when something happened.
 """
 from typing import Any, Dict, List, Optional
 
+# libvirt_domains[].state: running unless the scenario says otherwise.
+DOMAIN_STATES = ('running', 'shutoff')
 # The daemon that serves the running guests' vGPUs.
 VGPU_MANAGER = 'nvidia-vgpu-mgr'
 DRIVER_PACKAGE_PREFIX = 'nvidia-vgpu-ubuntu-'
@@ -23,14 +28,24 @@ def _domains(host: Dict[str, Any]) -> List[Dict[str, Any]]:
                   key=lambda domain: domain['name'])
 
 
-def vgpu_guests(host: Dict[str, Any]) -> List[str]:
-    """Names of the guests that use a vGPU now, sorted."""
+def vgpu_guests(host: Dict[str, Any], running_only: bool = True
+                ) -> List[str]:
+    """Names of the guests that use a vGPU now, sorted; running_only:
+    only those running (a stopped guest's vGPU serves no one while the
+    vGPU Manager stops or its driver is replaced: it is there again, the
+    same, when the guest next starts)."""
     mdevs = {mdev['uuid'].lower() for mdev in host.get('mdevs', [])}
     typed = {vf for vf, type_id in host.get('vf_vgpu_types', {}).items()
              if type_id}
     return [domain['name'] for domain in _domains(host)
-            if mdevs & {uuid.lower() for uuid in domain.get('mdevs', [])} or
-            typed & {vf.lower() for vf in domain.get('pci', [])}]
+            if (running(domain) or not running_only) and (
+                mdevs & {uuid.lower() for uuid in domain.get('mdevs', [])} or
+                typed & {vf.lower() for vf in domain.get('pci', [])})]
+
+
+def running(domain: Dict[str, Any]) -> bool:
+    """Whether libvirt runs this guest (libvirt_domains[].state)."""
+    return domain.get('state', DOMAIN_STATES[0]) == 'running'
 
 
 def guests_on_vf(host: Dict[str, Any], vf: str) -> List[str]:

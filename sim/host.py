@@ -12,6 +12,7 @@ import subprocess
 from typing import Any, Dict, Iterable, List, Sequence
 
 from sim import noise
+from sim.guests import running
 
 NVIDIA_VENDOR = '10de'
 # A host that boots with the NVIDIA driver already loaded (scenario
@@ -469,6 +470,8 @@ def build_deb(work_dir: str, spec: Dict[str, Any]) -> str:
 
 
 LIBVIRT_DOMAINS = os.path.join('etc', 'libvirt', 'qemu')
+# libvirt's live state of each running domain (gone when it stops).
+LIBVIRT_LIVE_STATE = os.path.join('run', 'libvirt', 'qemu')
 
 
 def _pci_source(address: str) -> str:
@@ -506,18 +509,36 @@ def domain_xml(domain: Dict[str, Any]) -> str:
             "  </devices>\n</domain>\n".format(domain['name'], text))
 
 
+def live_state_xml(domain: Dict[str, Any], number: int) -> str:
+    """What libvirt keeps of a running domain: its live definition (with
+    the id it runs under) inside a domstatus record; number: its place
+    among the running ones, for the id and a made-up QEMU pid."""
+    definition = domain_xml(domain).replace(
+        "<domain type='kvm'>", "<domain type='kvm' id='{}'>".format(number))
+    return ("<domstatus state='running' reason='booted' pid='{}'>\n"
+            "{}</domstatus>\n".format(4000 + number, definition))
+
+
 def write_libvirt_domains(host_root: str,
                           domains: Iterable[Dict[str, Any]]) -> None:
-    """The guests libvirt has defined become exactly these: one file
-    each under /etc/libvirt/qemu, the definitions of any others gone."""
-    directory = os.path.join(host_root, LIBVIRT_DOMAINS)
-    if os.path.isdir(directory):
-        for name in os.listdir(directory):
-            if name.endswith('.xml'):
-                os.remove(os.path.join(directory, name))
+    """The guests libvirt has become exactly these: a definition each
+    under /etc/libvirt/qemu, and for each running one its live state
+    under /run/libvirt/qemu; the files of any others gone."""
+    for where in (LIBVIRT_DOMAINS, LIBVIRT_LIVE_STATE):
+        directory = os.path.join(host_root, where)
+        if os.path.isdir(directory):
+            for name in os.listdir(directory):
+                if name.endswith('.xml'):
+                    os.remove(os.path.join(directory, name))
+    number = 0
     for domain in domains:
-        _write(os.path.join(directory, domain['name'] + '.xml'),
-               domain_xml(domain))
+        _write(os.path.join(host_root, LIBVIRT_DOMAINS,
+                            domain['name'] + '.xml'), domain_xml(domain))
+        if running(domain):
+            number += 1
+            _write(os.path.join(host_root, LIBVIRT_LIVE_STATE,
+                                domain['name'] + '.xml'),
+                   live_state_xml(domain, number))
 
 
 def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:

@@ -659,8 +659,9 @@ class Simulation:
                     guests: Dict[str, Any]) -> None:
         """The host's libvirt domains and mdevs become exactly these
         (a key left out: as it is); /sys follows (available_instances).
-        The domain files are the host's, not the charm's: the output's
-        files compare them with these, not with the start."""
+        The domain files (definitions, and running domains' live state)
+        are the host's, not the charm's: the output's files compare them
+        with these, not with the start."""
         host = state['host']
         if 'mdevs' in guests:
             host['mdevs'] = [dict(mdev) for mdev in guests['mdevs']]
@@ -669,14 +670,15 @@ class Simulation:
                                        guests['libvirt_domains']]
             simhost.write_libvirt_domains(self.host_root,
                                           host['libvirt_domains'])
-            prefix = '/' + simhost.LIBVIRT_DOMAINS + '/'
+            prefixes = tuple('/' + where + '/' for where in (
+                simhost.LIBVIRT_DOMAINS, simhost.LIBVIRT_LIVE_STATE))
             for path in [path for path in self._baseline
-                         if path.startswith(prefix)]:
+                         if path.startswith(prefixes)]:
                 del self._baseline[path]
             self._baseline.update(
                 (path, content) for path, content in
                 simreport.snapshot(self.host_root).items()
-                if path.startswith(prefix))
+                if path.startswith(prefixes))
         self._save(state)
         self._refresh_host(state)
 

@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 import yaml
 
-from sim import host as simhost, pythons
+from sim import guests as simguests, host as simhost, pythons
 
 
 class ScenarioError(Exception):
@@ -47,7 +47,7 @@ _SRIOV = {'total_vfs': int, 'vf_mdev_types': dict, 'vf_vgpu_types': dict}
 _MDEV_TYPE = {'name': str, 'description': str,
               'available_instances': int, 'device_api': str}
 _MDEV = {'uuid': str, 'parent': str, 'type': str}
-_DOMAIN = {'name': str, 'mdevs': list, 'pci': list}
+_DOMAIN = {'name': str, 'mdevs': list, 'pci': list, 'state': str}
 _GUESTS = {'libvirt_domains': list, 'mdevs': list}
 # A PCI function's full address, as sysfs and libvirt name it.
 _PCI_ADDRESS = re.compile(r'^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}'
@@ -99,8 +99,8 @@ def _check_mdevs(where: str, mdevs: List[Any]) -> None:
 
 
 def _check_domains(where: str, domains: List[Any]) -> None:
-    """Guests libvirt has defined: their mdevs (UUIDs) and the VFs they
-    have as PCI hostdevs (full PCI addresses)."""
+    """Guests libvirt has defined: their mdevs (UUIDs), the VFs they
+    have as PCI hostdevs (full PCI addresses), and whether they run."""
     for index, domain in enumerate(domains):
         at = '{}[{}]'.format(where, index)
         _check_keys(at, domain, _DOMAIN, required=('name',))
@@ -114,6 +114,10 @@ def _check_domains(where: str, domains: List[Any]) -> None:
                 raise ScenarioError(
                     '{}.pci: {!r} is not a PCI address such as '
                     '0000:41:00.4'.format(at, address))
+        state = domain.get('state', simguests.DOMAIN_STATES[0])
+        if state not in simguests.DOMAIN_STATES:
+            raise ScenarioError('{}.state: {!r} is not one of {}'.format(
+                at, state, ', '.join(simguests.DOMAIN_STATES)))
 
 
 def _check_vf_vgpu_types(where: str, types: Dict[Any, Any]) -> None:

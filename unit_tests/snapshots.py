@@ -199,6 +199,15 @@ def with_vf_guests(snapshot: model.HostSnapshot,
         pci_users={vf: list(guests) for vf, _, guests in vgpus})
 
 
+def shut_off(snapshot: model.HostSnapshot,
+             *guests: str) -> model.HostSnapshot:
+    """These guests are defined but not running (libvirt keeps no live
+    state for them); every other guest of the snapshot runs."""
+    defined = {name for users in (snapshot.mdev_users, snapshot.pci_users)
+               for names in users.values() for name in names}
+    return snapshot._replace(running_guests=frozenset(defined - set(guests)))
+
+
 V100S = host(v100('0000:84:00.0'), v100('0000:85:00.0'))
 A100_VFS = vf_addresses('0000:41:00.0', 16)
 A40_51 = vf_addresses('0000:51:00.0', 32)

@@ -1,4 +1,5 @@
-"""Actions that stop the vGPU Manager are refused while guests use vGPUs."""
+"""Actions that stop the vGPU Manager are refused while running guests use
+vGPUs; a retype waits for every guest defined with one."""
 from nvidia_vgpu.nova import guest_safety
 from nvidia_vgpu import model
 
@@ -12,16 +13,28 @@ def test_the_refusal_names_vgpus_gpus_and_guests():
               ('0000:84:00.0', ['instance-a', 'instance-b'])]
     assert guest_safety.refusal('restart-services', in_use) == (
         'Refusing to restart-services: 2 vGPUs on 0000:84:00.0, '
-        '0000:85:00.0 in use by 2 guests (instance-a, instance-b); stopping '
-        'the vGPU Manager would break them. Stop or migrate those guests, '
-        'or run restart-services with force=true')
+        '0000:85:00.0 in use by 2 running guests (instance-a, instance-b); '
+        'stopping the vGPU Manager would break them. Stop, migrate, resize, '
+        'shelve-offload or delete those guests first, or run '
+        'restart-services with force=true')
 
 
 def test_one_vgpu_one_guest_reads_in_the_singular():
     assert guest_safety.refusal('pause', [('0000:84:00.0', ['i-1'])]) == (
-        'Refusing to pause: 1 vGPU on 0000:84:00.0 in use by guest (i-1); '
-        'stopping the vGPU Manager would break them. Stop or migrate those '
-        'guests, or run pause with force=true')
+        'Refusing to pause: 1 vGPU on 0000:84:00.0 in use by running guest '
+        '(i-1); stopping the vGPU Manager would break it. Stop, migrate, '
+        'resize, shelve-offload or delete the guest first, or run pause '
+        'with force=true')
+
+
+def test_a_driver_replacement_says_so_and_names_few_guests():
+    in_use = [('0000:84:00.0', ['i-{}'.format(n)]) for n in range(1, 6)]
+    assert guest_safety.refusal('install-vgpu-software', in_use) == (
+        'Refusing to install-vgpu-software: 5 vGPUs on 0000:84:00.0 in use '
+        'by 5 running guests (i-1, i-2, i-3 and 2 more); replacing the vGPU '
+        'Manager would break them. Stop, migrate, resize, shelve-offload or '
+        'delete those guests first, or run install-vgpu-software with '
+        'force=true')
 
 
 V100_A = '0000:84:00.0'
@@ -116,16 +129,24 @@ def test_the_held_message_says_device_guests_and_when():
         'Change of vgpu-device-mappings waits for guests using vGPUs: '
         '0000:84:00.0 keeps nvidia-108 for i-1, i-2, i-3 and 2 more '
         '(wanted: nvidia-105); 0000:85:00.0 keeps nvidia-108 for i-6 '
-        '(wanted: out of the mapping); it applies once they are gone (stop '
-        'or migrate them)')
+        '(wanted: out of the mapping); it applies once they are gone '
+        '(migrate, resize, shelve-offload or delete them; a stopped guest '
+        'keeps its vGPU)')
 
 
 def test_the_software_message_names_version_and_guests():
     assert guest_safety.software_waits_message(
         'nvidia-vgpu-ubuntu-550', '550.90.05', ['i-1']) == (
         'Attached vGPU software nvidia-vgpu-ubuntu-550 550.90.05 waits for '
-        '1 guest using vGPUs (i-1): it installs once they are gone, or run '
+        '1 guest using vGPUs (i-1): it installs once it no longer runs here '
+        '(stop, migrate, resize, shelve-offload or delete it), or run '
         'install-vgpu-software with force=true')
+    assert guest_safety.software_waits_message(
+        'nvidia-vgpu-ubuntu-550', '550.90.05', ['i-1', 'i-2']) == (
+        'Attached vGPU software nvidia-vgpu-ubuntu-550 550.90.05 waits for '
+        '2 guests using vGPUs (i-1, i-2): it installs once they no longer '
+        'run here (stop, migrate, resize, shelve-offload or delete them), '
+        'or run install-vgpu-software with force=true')
 
 
 def test_with_one_type_per_host_the_message_says_the_whole_host_waits():
@@ -133,5 +154,16 @@ def test_with_one_type_per_host_the_message_says_the_whole_host_waits():
                           ['i-1'])]
     assert guest_safety.held_message(held, whole_host=True).endswith(
         '(wanted: nvidia-105); with one vGPU type per host on this release '
-        'the whole host waits; it applies once they are gone (stop or '
-        'migrate them)')
+        'the whole host waits; it applies once they are gone (migrate, '
+        'resize, shelve-offload or delete them; a stopped guest keeps its '
+        'vGPU)')
+
+
+def test_only_running_guests_count_where_the_vgpu_manager_stops():
+    vgpus = [in_use(V100_A, 'nvidia-108', 'up', 'off'),
+             in_use(V100_B, 'nvidia-108', 'off-too')]
+    assert guest_safety.running(vgpus, frozenset({'up', 'elsewhere'})) == [
+        in_use(V100_A, 'nvidia-108', 'up')]
+    assert guest_safety.running(vgpus, frozenset()) == []
+    # Not known: every guest counts, as before the charm read it.
+    assert guest_safety.running(vgpus, None) == vgpus

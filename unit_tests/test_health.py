@@ -232,6 +232,10 @@ def test_changes_that_wait_are_notes_and_the_host_stays_healthy():
     assert result['gpus'][1]['wanted_types'] == ['nvidia-108']
     assert 'waits for 2 guests using vGPUs (instance-2a, instance-2b)' in \
         result['findings'][1]['message']
+    # A shut-off guest is not waited for by the vGPU software.
+    stopped = verdict.findings(facts._replace(
+        running_guests=frozenset({'instance-2b'})))[1]
+    assert 'waits for 1 guest using vGPUs (instance-2b)' in stopped.message
     table = verdict.table(result)
     assert ('nvidia-105 (GRID V100-1Q) -> nvidia-108' in
             table.splitlines()[2])

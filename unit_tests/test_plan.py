@@ -19,13 +19,13 @@ from typing import Dict, NamedTuple, Optional, Tuple
 import pytest
 
 from nvidia_vgpu import model, status
-from nvidia_vgpu.nova import plan
+from nvidia_vgpu.nova import guest_safety, plan
 from snapshots import (
     A100_MIG, A100_VFS, A40_51, A40_52, A40S, CARACAL, EPOXY, GUEST_A,
     GUEST_B, L40S_VFS, QUEENS, QUEENS_REASON, USSURI, USSURI_REASON,
     V100_16C, V100S, VICTORIA, VICTORIA_BEFORE_FIX, WALLABY, YOGA, a100, a40,
-    host, l40s, pci, queens, rules, t4, ussuri, v100, vf_addresses,
-    with_mdev_guests, with_vf_guests, xena)
+    host, l40s, pci, queens, rules, shut_off, t4, ussuri, v100,
+    vf_addresses, with_mdev_guests, with_vf_guests, xena)
 # The charm module, freshly imported, and nova-common as dpkg reports it.
 from test_charm_class import charm_module, installed  # noqa: F401
 
@@ -106,7 +106,8 @@ NOVA_ADDS = (' (before Caracal, Nova gives a host\'s only vGPU type to '
              'every device offering it: give another GPU here a second '
              'type, or upgrade)')
 HELD = ('Change of vgpu-device-mappings waits for guests using vGPUs: {}; '
-        'it applies once they are gone (stop or migrate them)')
+        'it applies once they are gone (migrate, resize, shelve-offload or '
+        'delete them; a stopped guest keeps its vGPU)')
 TWO_TYPES = ('Invalid vgpu-device-mappings: 2 vGPU types on this host, but '
              '{} (nova {}); keep one type, or upgrade to Victoria (nova '
              '22.2.1) or later')
@@ -413,7 +414,8 @@ CASES = [
           'vGPUs: 0000:84:00.0 keeps nvidia-108 for instance-0000002a '
           '(wanted: nvidia-105); with one vGPU type per host on this '
           'release the whole host waits; it applies once they are gone '
-          '(stop or migrate them)'),
+          '(migrate, resize, shelve-offload or delete them; a stopped guest '
+          'keeps its vGPU)'),
          held=[('0000:84:00.0', ('nvidia-108',), ('nvidia-105',),
                 [GUEST_A])],
          held_whole_host=True,
@@ -494,6 +496,50 @@ CASES = [
                 ['instance-0000004a'])],
          vf_types={'nvidia-1148': list(L40S_VFS[:4])},
          published={'nvidia-1148': list(L40S_VFS[:4])}),
+    # guests/v100-shutoff-guest.yaml, steps 16 and 17
+    case('a shut-off guest holds a retype as a running one does',
+         shut_off(with_mdev_guests(
+             V100S, ('0000:84:00.0', 'nvidia-108', [GUEST_A])), GUEST_A),
+         "{'nvidia-105': ['0000:84:00.0', '0000:85:00.0']}",
+         xena(('nvidia-105', ['0000:85:00.0']),
+              ('nvidia-108', ['0000:84:00.0'])),
+         ('waiting', HELD.format('0000:84:00.0 keeps nvidia-108 for '
+                                 'instance-0000002a (wanted: nvidia-105)')),
+         held=[('0000:84:00.0', ('nvidia-108',), ('nvidia-105',),
+                [GUEST_A])],
+         published={'nvidia-108': ['0000:84:00.0', '0000:85:00.0']}),
+    case('L40S: a shut-off guest keeps its VF typed',
+         shut_off(with_vf_guests(host(l40s(vf_count=4), nova=EPOXY),
+                                 ('0000:41:00.4', 1148,
+                                  ['instance-0000004a'])),
+                  'instance-0000004a'),
+         "{'nvidia-1155': ['0000:41:00.0']}",
+         pci(L40S_VFS[:4], 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
+         ('waiting', HELD.format('0000:41:00.0 keeps nvidia-1148 for '
+                                 'instance-0000004a (wanted: nvidia-1155)')),
+         held=[('0000:41:00.0', ('nvidia-1148',), ('nvidia-1155',),
+                ['instance-0000004a'])],
+         vf_types={'nvidia-1148': list(L40S_VFS[:4])},
+         published={'nvidia-1148': list(L40S_VFS[:4])}),
+    case('per-profile: a shut-off guest holds its type\'s class',
+         shut_off(with_mdev_guests(
+             A40S, ('0000:52:00.4', 'nvidia-566', [GUEST_A])), GUEST_A),
+         "{'A40-2Q': ['0000:51:00.0'], 'nvidia-566': ['0000:52:00.0']}",
+         xena(('nvidia-557', A40_51[:24]), ('nvidia-566', ['0000:52:00.4']),
+              classes={'nvidia-557': 'CUSTOM_VGPU_A40_2Q'}),
+         ('waiting', 'Change of vgpu-resource-class waits for guests using '
+          'vGPUs: nvidia-566 keeps VGPU for instance-0000002a (wanted: '
+          'CUSTOM_VGPU_A40_48Q); it applies once they are gone (migrate, '
+          'resize, shelve-offload or delete them; a stopped guest keeps its '
+          'vGPU)'),
+         class_held=[('nvidia-566', 'VGPU', 'CUSTOM_VGPU_A40_48Q',
+                      [GUEST_A])],
+         sriov_capacity={'nvidia-557': {'0000:51:00.0': 24},
+                         'nvidia-566': {'0000:52:00.0': 1}},
+         resource_class='per-profile',
+         published={'nvidia-557': list(A40_51[:24]),
+                    'nvidia-566': ['0000:52:00.4']},
+         published_classes={'nvidia-557': 'VGPU', 'nvidia-566': 'VGPU'}),
     # guests/l40s-retype-waits.yaml, step 12
     case('L40S: the retype applies once the guest is gone',
          host(l40s(vf_count=4), nova=EPOXY),
@@ -539,8 +585,9 @@ CASES = [
               classes={'nvidia-557': 'CUSTOM_VGPU_A40_2Q'}),
          ('waiting', 'Change of vgpu-resource-class waits for guests using '
           'vGPUs: nvidia-566 keeps VGPU for instance-0000002a (wanted: '
-          'CUSTOM_VGPU_A40_48Q); it applies once they are gone (stop or '
-          'migrate them)'),
+          'CUSTOM_VGPU_A40_48Q); it applies once they are gone (migrate, '
+          'resize, shelve-offload or delete them; a stopped guest keeps its '
+          'vGPU)'),
          class_held=[('nvidia-566', 'VGPU', 'CUSTOM_VGPU_A40_48Q',
                       [GUEST_A])],
          sriov_capacity={'nvidia-557': {'0000:51:00.0': 24},
@@ -654,6 +701,42 @@ def test_plan(row):
         rules(row.snapshot.nova_version), row.published,
         row.published_classes)
     assert outcome(row.snapshot, nova_plan) == row.expected
+
+
+# --------------------------------------- running or only defined
+
+V100_TWO_GUESTS = with_mdev_guests(
+    V100S, ('0000:84:00.0', 'nvidia-108', [GUEST_A]),
+    ('0000:85:00.0', 'nvidia-108', [GUEST_B]))
+
+
+@pytest.mark.parametrize('snapshot, retype, vgpu_manager', [
+    pytest.param(shut_off(V100_TWO_GUESTS), [GUEST_A, GUEST_B],
+                 [GUEST_A, GUEST_B], id='running guests count for both'),
+    pytest.param(shut_off(V100_TWO_GUESTS, GUEST_A), [GUEST_A, GUEST_B],
+                 [GUEST_B], id='a shut-off guest counts only for a retype'),
+    pytest.param(shut_off(V100_TWO_GUESTS, GUEST_A, GUEST_B),
+                 [GUEST_A, GUEST_B], [], id='all shut off: nothing stops'),
+    pytest.param(shut_off(with_mdev_guests(
+        V100S, ('0000:84:00.0', 'nvidia-108', [GUEST_A, GUEST_B])),
+        GUEST_B), [GUEST_A, GUEST_B], [GUEST_A],
+        id='one vGPU in two definitions, one of them running'),
+    pytest.param(shut_off(with_vf_guests(
+        host(l40s(vf_count=4), nova=EPOXY),
+        ('0000:41:00.4', 1148, [GUEST_A]), ('0000:41:00.5', 1148, [GUEST_B])),
+        GUEST_B), [GUEST_A, GUEST_B], [GUEST_A],
+        id='vendor VFIO: typed VFs, one guest shut off'),
+    pytest.param(V100_TWO_GUESTS, [GUEST_A, GUEST_B], [GUEST_A, GUEST_B],
+                 id='not read: every guest counts as running'),
+])
+def test_what_each_operation_waits_for(snapshot, retype, vgpu_manager):
+    """A retype (mappings, resource class) waits for every guest defined
+    with a vGPU here; stopping or replacing the vGPU Manager (pause,
+    restart-services, a series upgrade's prepare, a new revision) only
+    for those that run."""
+    assert guest_safety.guest_names(plan.vgpus_in_use(snapshot)) == retype
+    assert guest_safety.guest_names(
+        plan.vgpus_running(snapshot)) == vgpu_manager
 
 
 # ------------------------------------------------ hostile option text

@@ -186,7 +186,8 @@ def test_a_type_guests_use_keeps_its_class_until_they_are_gone():
     assert rc.held_message(held) == (
         'Change of vgpu-resource-class waits for guests using vGPUs: '
         'nvidia-566 keeps VGPU for i-1, i-2 (wanted: CUSTOM_VGPU_A40_48Q); '
-        'it applies once they are gone (stop or migrate them)')
+        'it applies once they are gone (migrate, resize, shelve-offload or '
+        'delete them; a stopped guest keeps its vGPU)')
     # Gone: the change applies.
     assert rc.hold_for_guests(WANTED, published, [], []) == (WANTED, [])
 

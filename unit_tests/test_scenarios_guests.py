@@ -59,7 +59,8 @@ def test_v100_a_new_driver_waits_for_the_guests_and_names_them():
     steps = by_step(output)
     waits = ('Attached vGPU software nvidia-vgpu-ubuntu-550 550.90.05 waits '
              'for 2 guests using vGPUs (instance-0000002a, '
-             'instance-0000002b): it installs once they are gone, or run '
+             'instance-0000002b): it installs once they no longer run here '
+             '(stop, migrate, resize, shelve-offload or delete them), or run '
              'install-vgpu-software with force=true')
     for index in (5, 6, 7, 8):
         assert steps[index]['status'] == {'workload': 'waiting',
@@ -69,9 +70,10 @@ def test_v100_a_new_driver_waits_for_the_guests_and_names_them():
     assert refused['name'] == 'install-vgpu-software'
     assert refused['failed'] == (
         'Refusing to install-vgpu-software: 2 vGPUs on 0000:84:00.0 in use '
-        'by 2 guests (instance-0000002a, instance-0000002b); stopping the '
-        'vGPU Manager would break them. Stop or migrate those guests, or '
-        'run install-vgpu-software with force=true')
+        'by 2 running guests (instance-0000002a, instance-0000002b); '
+        'replacing the vGPU Manager would break them. Stop, migrate, resize, '
+        'shelve-offload or delete those guests first, or run '
+        'install-vgpu-software with force=true')
     # The guests are gone: the next update-status installs it.
     assert steps[9]['step'] == 'update-status'
     assert INSTALL in steps[9]['commands']
@@ -123,15 +125,15 @@ def test_a100_a_retype_keeps_every_vf_of_the_gpu_in_use():
     assert steps[5]['status'] == {'workload': 'waiting', 'message': (
         'Change of vgpu-device-mappings waits for guests using vGPUs: '
         '0000:41:00.0 keeps nvidia-697 for instance-0000003a (wanted: '
-        'nvidia-692); it applies once they are gone (stop or migrate '
-        'them)')}
+        'nvidia-692); it applies once they are gone (migrate, resize, '
+        'shelve-offload or delete them; a stopped guest keeps its vGPU)')}
     # The whole GPU waits: nothing changes for Nova.
     assert steps[5]['relation_sets'] == 0
     refused = output['actions'][0]
     assert refused['name'] == 'restart-services'
     assert refused['failed'].startswith(
         'Refusing to restart-services: 1 vGPU on 0000:41:00.5 in use by '
-        'guest (instance-0000003a)')
+        'running guest (instance-0000003a)')
     # Driver and type both wait, and the status says both.
     assert steps[8]['status']['message'].startswith(
         'Attached vGPU software nvidia-vgpu-ubuntu-550 550.90.05 waits for '
@@ -161,8 +163,8 @@ def test_l40s_no_vf_is_retyped_under_the_guest(tmp_path):
     assert held['steps'][8]['status'] == {'workload': 'waiting', 'message': (
         'Change of vgpu-device-mappings waits for guests using vGPUs: '
         '0000:41:00.0 keeps nvidia-1148 for instance-0000004a (wanted: '
-        'nvidia-1155); it applies once they are gone (stop or migrate '
-        'them)')}
+        'nvidia-1155); it applies once they are gone (migrate, resize, '
+        'shelve-offload or delete them; a stopped guest keeps its vGPU)')}
     assert held['host']['vf_vgpu_types'] == {
         vf: '1148' for vf in ('0000:41:00.4', '0000:41:00.5',
                               '0000:41:00.6', '0000:41:00.7')}
@@ -172,7 +174,7 @@ def test_l40s_no_vf_is_retyped_under_the_guest(tmp_path):
         'CUSTOM_NVIDIA_1148'}
     assert held['actions'][0]['failed'].startswith(
         'Refusing to restart-services: 1 vGPU on 0000:41:00.4 in use by '
-        'guest (instance-0000004a)')
+        'running guest (instance-0000004a)')
     assert held['host']['guest_disruptions'] == []
 
 

@@ -74,10 +74,10 @@ def test_pause_is_refused_while_guests_use_vgpus():
     refused = action(output, 3)
     assert refused['params'] == {'force': False}
     assert refused['failed'] == (
-        'Refusing to pause: 2 vGPUs on 0000:84:00.0 in use by 2 guests '
-        '(instance-0000002a, instance-0000002b); stopping the vGPU Manager '
-        'would break them. Stop or migrate those guests, or run pause with '
-        'force=true')
+        'Refusing to pause: 2 vGPUs on 0000:84:00.0 in use by 2 running '
+        'guests (instance-0000002a, instance-0000002b); stopping the vGPU '
+        'Manager would break them. Stop, migrate, resize, shelve-offload or '
+        'delete those guests first, or run pause with force=true')
     step = steps_named(output, 'action pause')[0]
     assert changing(step['commands']) == []
     assert step['status'] == {'workload': 'active', 'message': READY}
@@ -156,8 +156,9 @@ def test_restart_services_is_refused_like_pause_while_guests_use_vgpus():
     assert refused['params'] == {'force': False}
     assert refused['failed'] == (
         'Refusing to restart-services: 2 vGPUs on 0000:84:00.0 in use by 2 '
-        'guests (instance-0000002a, instance-0000002b); stopping the vGPU '
-        'Manager would break them. Stop or migrate those guests, or run '
+        'running guests (instance-0000002a, instance-0000002b); stopping the '
+        'vGPU Manager would break them. Stop, migrate, resize, '
+        'shelve-offload or delete those guests first, or run '
         'restart-services with force=true')
     first, second = steps_named(output, 'action restart-services')
     assert changing(first['commands']) == []

@@ -1,9 +1,10 @@
 """A series upgrade as the operator sees it (scenarios/series-upgrade/).
 
-With a guest using a vGPU, pre-series-upgrade stops nothing (no guest's
+With a running guest using a vGPU, pre-series-upgrade stops nothing (no
 vGPU breaks), marks the unit upgrading as charms.openstack does, and the
-unit says which guest to move off and how, naming the target Juju gave.
-Without guests it prepares exactly as charms.openstack does: paused,
+unit says which guest to stop or move off and how, naming the target
+Juju gave. Without running guests (test_scenarios_running_guests.py for
+a shut-off one) it prepares exactly as charms.openstack does: paused,
 ready for do-release-upgrade; post-series-upgrade resumes it. Where
 nothing was paused, post-series-upgrade does not fail."""
 from simulation import changing, run_yaml, scenario, shipped
@@ -12,9 +13,9 @@ HELD = 'series-upgrade/v100-guest-holds.yaml'
 IDLE = 'series-upgrade/v100-idle-pauses.yaml'
 READY = {'workload': 'active',
          'message': 'Unit is ready: 1 NVIDIA GPU (Tesla V100 PCIe 16GB)'}
-HOW = ('Move it to other hosts before upgrading: openstack server migrate '
-       '--live-migration <server> (or cold migration, shelve-offload, '
-       'resize or delete; stopping a guest does not free its vGPU)')
+HOW = ('Stop it, or move it to other hosts, before upgrading: openstack '
+       'server migrate --live-migration <server> (or cold migration, '
+       'shelve-offload, resize or delete)')
 SERVICES = ('nvidia-vgpu-mgr', 'nvidia-vgpud')
 
 
@@ -33,7 +34,8 @@ def test_a_guest_using_a_vgpu_holds_the_prepare_and_stops_nothing():
     assert prepare['status'] == {
         'workload': 'blocked',
         'message': 'Series upgrade to noble (ubuntu@24.04) prepared without '
-                   'stopping the vGPU Manager: 1 guest uses vGPUs here '
+                   'stopping the vGPU Manager: 1 running guest uses vGPUs '
+                   'here '
                    '(instance-0000002a). ' + HOW}
     assert all(output['host']['services'][name]['active']
                for name in SERVICES)

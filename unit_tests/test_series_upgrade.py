@@ -76,16 +76,16 @@ def test_the_prepare_holds_only_for_guests_using_vgpus(in_use, holds):
 @pytest.mark.parametrize('guests,to,message', [
     (['instance-0000002a'], 'noble (ubuntu@24.04)',
      'Series upgrade to noble (ubuntu@24.04) prepared without stopping the '
-     'vGPU Manager: 1 guest uses vGPUs here (instance-0000002a). Move it '
-     'to other hosts before upgrading: openstack server migrate '
-     '--live-migration <server> (or cold migration, shelve-offload, resize '
-     'or delete; stopping a guest does not free its vGPU)'),
+     'vGPU Manager: 1 running guest uses vGPUs here (instance-0000002a). '
+     'Stop it, or move it to other hosts, before upgrading: openstack '
+     'server migrate --live-migration <server> (or cold migration, '
+     'shelve-offload, resize or delete)'),
     (['instance-0000002a', 'instance-0000002b'], None,
-     'Series upgrade prepared without stopping the vGPU Manager: 2 guests '
-     'use vGPUs here (instance-0000002a, instance-0000002b). Move them to '
-     'other hosts before upgrading: openstack server migrate '
-     '--live-migration <server> (or cold migration, shelve-offload, resize '
-     'or delete; stopping a guest does not free its vGPU)'),
+     'Series upgrade prepared without stopping the vGPU Manager: 2 running '
+     'guests use vGPUs here (instance-0000002a, instance-0000002b). Stop '
+     'them, or move them to other hosts, before upgrading: openstack server '
+     'migrate --live-migration <server> (or cold migration, shelve-offload, '
+     'resize or delete)'),
 ])
 def test_the_held_status_names_guests_and_how_to_move_them(guests, to,
                                                            message):
@@ -95,5 +95,6 @@ def test_the_held_status_names_guests_and_how_to_move_them(guests, to,
 def test_many_guests_are_cut_short():
     guests = ['instance-{:08x}'.format(n) for n in range(5)]
     message = series_upgrade.held_message(guests, 'noble (ubuntu@24.04)')
-    assert ': 5 guests use vGPUs here (instance-00000000, instance-00000001, '\
-        'instance-00000002 and 2 more). Move them' in message
+    assert ': 5 running guests use vGPUs here (instance-00000000, '\
+        'instance-00000001, instance-00000002 and 2 more). Stop them' \
+        in message

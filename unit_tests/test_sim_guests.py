@@ -63,6 +63,29 @@ def test_domain_definitions_become_exactly_the_given_ones(tmp_path):
     assert os.listdir(str(tmp_path / 'etc/libvirt/qemu')) == ['c.xml']
 
 
+def test_running_domains_have_live_state_shut_off_ones_only_a_definition(
+        tmp_path):
+    host.write_libvirt_domains(str(tmp_path), [
+        {'name': 'up', 'mdevs': [UUID_A]},
+        {'name': 'off', 'mdevs': [UUID_B], 'state': 'shutoff'},
+        {'name': 'also-up', 'state': 'running'}])
+    assert sorted(os.listdir(str(tmp_path / 'etc/libvirt/qemu'))) == [
+        'also-up.xml', 'off.xml', 'up.xml']
+    live = str(tmp_path / 'run/libvirt/qemu')
+    assert sorted(os.listdir(live)) == ['also-up.xml', 'up.xml']
+    # libvirt's record: the live definition inside <domstatus>.
+    root = ElementTree.parse(os.path.join(live, 'up.xml')).getroot()
+    assert root.tag == 'domstatus' and root.get('state') == 'running'
+    assert root.findtext('domain/name') == 'up'
+    assert [dev.find('source/address').get('uuid')
+            for dev in root.iter('hostdev')] == [UUID_A]
+    # The guest stops: its live state goes, its definition stays.
+    host.write_libvirt_domains(str(tmp_path), [
+        {'name': 'up', 'mdevs': [UUID_A], 'state': 'shutoff'}])
+    assert os.listdir(str(tmp_path / 'etc/libvirt/qemu')) == ['up.xml']
+    assert os.listdir(live) == []
+
+
 # ------------------------------------------------------ VF vGPU types
 
 def _vf_type_file(root, vf=VF):
@@ -120,6 +143,12 @@ def test_guests_use_vgpus_through_existing_mdevs_and_typed_vfs():
             {'name': 'on-gone-mdev', 'mdevs': [UUID_B]},
             {'name': 'plain'}]}
     assert guests.vgpu_guests(state) == ['on-mdev', 'on-vf']
+    state['libvirt_domains'][2]['state'] = 'shutoff'
+    # Stopping the vGPU Manager breaks only the running guest's vGPU;
+    # removing the driver breaks the shut-off one's too.
+    assert guests.vgpu_guests(state) == ['on-vf']
+    assert guests.vgpu_guests(state, running_only=False) == [
+        'on-mdev', 'on-vf']
     guests.vf_retyped(state, 3, VF, 1148, 1145)
     guests.vf_retyped(state, 4, '0000:41:00.5', 0, 1148)
     assert state['guest_disruptions'] == [
@@ -146,6 +175,15 @@ def test_guests_use_vgpus_through_existing_mdevs_and_typed_vfs():
      "as 0000:41:00.4"),
     ({'host': {'libvirt_domains': [{'name': 'g', 'mdevs': [7]}]}},
      'host.libvirt_domains[0].mdevs: 7 is not text'),
+    ({'host': {'libvirt_domains': [{'name': 'g', 'state': 'paused'}]}},
+     "host.libvirt_domains[0].state: 'paused' is not one of running, "
+     "shutoff"),
+    ({'steps': [{'guests': {'libvirt_domains': [
+        {'name': 'g', 'state': 'shut off'}]}}]},
+     "steps[0].guests.libvirt_domains[0].state: 'shut off' is not one of "
+     "running, shutoff"),
+    ({'host': {'libvirt_domains': [{'name': 'g', 'state': True}]}},
+     'host.libvirt_domains[0].state: wrong type bool'),
     ({'host': {'vf_vgpu_types': {VF: '1148'}}},
      'host.vf_vgpu_types.0000:41:00.4: expected a vGPU type id such as '
      '1148'),
@@ -233,6 +271,32 @@ def test_guests_step_replaces_domains_and_mdevs_and_runs_no_hook(
     assert not [path for path in report['files']
                 if path.startswith('/etc/libvirt/')]
     assert report['host']['guest_disruptions'] == []
+
+
+def test_guests_step_stops_and_starts_guests(simulated):
+    simulation = simulated(v100_with_guests())
+    live = os.path.join(simulation.host_root, 'run', 'libvirt', 'qemu')
+    assert sorted(os.listdir(live)) == [
+        'idle.xml', 'instance-0000002a.xml', 'instance-0000002b.xml']
+    simulation.run_step({'guests': {'libvirt_domains': [
+        {'name': 'instance-0000002a', 'mdevs': [UUID_A],
+         'state': 'shutoff'},
+        {'name': 'instance-0000002b', 'mdevs': [UUID_A]}]}})
+    assert os.listdir(live) == ['instance-0000002b.xml']
+    report = simulation.report()
+    # Nova's files, not the charm's.
+    assert not [path for path in report['files']
+                if path.startswith(('/etc/libvirt/', '/run/libvirt/'))]
+
+
+def test_a_reboot_leaves_guests_as_they_were(simulated):
+    data = v100_with_guests()
+    data['host']['libvirt_domains'][0]['state'] = 'shutoff'
+    simulation = simulated(data)
+    live = os.path.join(simulation.host_root, 'run', 'libvirt', 'qemu')
+    with contextlib.redirect_stderr(io.StringIO()):
+        simulation._reboot()
+    assert sorted(os.listdir(live)) == ['idle.xml', 'instance-0000002a.xml']
 
 
 def l40s_host(**extra):
@@ -329,6 +393,30 @@ def test_stopping_or_restarting_a_running_vgpu_manager_is_a_disruption(
          'nvidia-vgpu-mgr stopped (systemctl stop nvidia-vgpu-mgr)'),
         ('instance-0000002b',
          'nvidia-vgpu-mgr stopped (systemctl stop nvidia-vgpu-mgr)')]
+
+
+def test_a_shut_off_guest_loses_nothing_to_the_vgpu_manager_or_a_new_driver(
+        simulated):
+    data = v100_with_guests()
+    for domain in data['host']['libvirt_domains']:
+        domain['state'] = 'shutoff'
+    data['host']['libvirt_domains'][1]['state'] = 'running'
+    simulation = simulated(data)
+    run(simulation, 'apt-get -y install {}'.format(deb(simulation, '1.0')),
+        'systemctl restart nvidia-vgpu-mgr',
+        'apt-get -y install {}'.format(deb(simulation, '2.0')),
+        'apt-get -y purge nvidia-vgpu-ubuntu-550')
+    assert [(entry['guest'], entry['cause']) for entry in
+            output_host(simulation)['guest_disruptions']] == [
+        ('instance-0000002a', 'nvidia-vgpu-mgr restarted '
+         '(systemctl restart nvidia-vgpu-mgr)'),
+        ('instance-0000002a', 'nvidia-vgpu-ubuntu-550 1.0 replaced by '
+         'nvidia-vgpu-ubuntu-550 2.0 (apt-get install)'),
+        # Without a driver no guest gets its vGPU back: both lose it.
+        ('instance-0000002a',
+         'nvidia-vgpu-ubuntu-550 2.0 removed (apt-get purge)'),
+        ('instance-0000002b',
+         'nvidia-vgpu-ubuntu-550 2.0 removed (apt-get purge)')]
 
 
 def test_no_guest_on_a_vgpu_no_disruption(simulated):

@@ -7,14 +7,18 @@ that lead to them from a host are test_plan.py's.
 import pytest
 
 from nvidia_vgpu import model, status
+from nvidia_vgpu.nova import guest_safety, plan
 from snapshots import (
-    A40_51, A40_52, CARACAL, a100, a40, host, l40s, t4, v100)
+    A40_51, A40_52, CARACAL, a100, a40, host, l40s, rules, shut_off, t4, v100,
+    with_mdev_guests)
 
 SOFTWARE = {'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.90.05'}
 SOFTWARE_WAITS = (
     'Attached vGPU software nvidia-vgpu-ubuntu-550 550.90.05 waits for {} '
-    'using vGPUs ({}): it installs once they are gone, or run '
-    'install-vgpu-software with force=true')
+    'using vGPUs ({}): it installs once {} here (stop, migrate, resize, '
+    'shelve-offload or delete {}), or run install-vgpu-software with '
+    'force=true')
+ONE, MANY = ('it no longer runs', 'it'), ('they no longer run', 'them')
 NOT_GIVEN = ("Nova has not been given this host's vGPU settings yet (they "
              'go at the next hook)')
 HELD_A100 = model.HeldGpu('0000:41:00.0', ('nvidia-697',), ('nvidia-692',),
@@ -37,10 +41,11 @@ def nova_plan(**fields) -> model.NovaPlan:
     # guests/a100-retype-waits.yaml, step 7
     pytest.param(
         nova_plan(held=[HELD_A100]), SOFTWARE, ['instance-0000003a'], True,
-        SOFTWARE_WAITS.format('1 guest', 'instance-0000003a') + '; Change '
-        'of vgpu-device-mappings waits for guests using vGPUs: 0000:41:00.0 '
-        'keeps nvidia-697 for instance-0000003a (wanted: nvidia-692); it '
-        'applies once they are gone (stop or migrate them)',
+        SOFTWARE_WAITS.format('1 guest', 'instance-0000003a', *ONE) +
+        '; Change of vgpu-device-mappings waits for guests using vGPUs: '
+        '0000:41:00.0 keeps nvidia-697 for instance-0000003a (wanted: '
+        'nvidia-692); it applies once they are gone (migrate, resize, '
+        'shelve-offload or delete them; a stopped guest keeps its vGPU)',
         id='software and a retype wait for the same guest'),
     pytest.param(
         nova_plan(held=[model.HeldGpu('0000:84:00.0', (), ('nvidia-105',),
@@ -48,20 +53,59 @@ def nova_plan(**fields) -> model.NovaPlan:
         'Change of vgpu-device-mappings waits for guests using vGPUs: '
         '0000:84:00.0 keeps its vGPUs for instance-1, instance-2, '
         'instance-3 and 2 more (wanted: nvidia-105); it applies once they '
-        'are gone (stop or migrate them); ' + NOT_GIVEN,
+        'are gone (migrate, resize, shelve-offload or delete them; a '
+        'stopped guest keeps its vGPU); ' + NOT_GIVEN,
         id='five guests named as three and 2 more, and not given yet'),
     pytest.param(
         nova_plan(class_held=[CLASS_HELD]), SOFTWARE, GUESTS[:2], True,
-        SOFTWARE_WAITS.format('2 guests', 'instance-1, instance-2') + '; '
-        'Change of vgpu-resource-class waits for guests using vGPUs: '
-        'nvidia-566 keeps VGPU for instance-0000002a (wanted: '
-        'CUSTOM_VGPU_A40_48Q); it applies once they are gone (stop or '
-        'migrate them)',
+        SOFTWARE_WAITS.format('2 guests', 'instance-1, instance-2',
+                              *MANY) + '; Change of vgpu-resource-class '
+        'waits for guests using vGPUs: nvidia-566 keeps VGPU for '
+        'instance-0000002a (wanted: CUSTOM_VGPU_A40_48Q); it applies once '
+        'they are gone (migrate, resize, shelve-offload or delete them; a '
+        'stopped guest keeps its vGPU)',
         id='software and a class change wait'),
 ])
 def test_waiting_for_nova(plan, software, guests, given, expected):
     assert status.waiting_for_nova(plan, software, guests, given) == (
         None if expected is None else ('waiting', expected))
+
+
+V100_GUESTS = with_mdev_guests(
+    host(v100('0000:84:00.0'), v100('0000:85:00.0')),
+    ('0000:84:00.0', 'nvidia-108', ['instance-0000002a']),
+    ('0000:84:00.0', 'nvidia-108', ['instance-0000002b']))
+RETYPE_WAITS = (
+    'Change of vgpu-device-mappings waits for guests using vGPUs: '
+    '0000:84:00.0 keeps nvidia-108 for {} (wanted: nvidia-105); it applies '
+    'once they are gone (migrate, resize, shelve-offload or delete them; a '
+    'stopped guest keeps its vGPU)')
+
+
+@pytest.mark.parametrize('snapshot, expected', [
+    # guests/v100-shutoff-guest.yaml, steps 13 and 14
+    pytest.param(
+        shut_off(V100_GUESTS, 'instance-0000002a'),
+        SOFTWARE_WAITS.format('1 guest', 'instance-0000002b', *ONE) + '; '
+        + RETYPE_WAITS.format('instance-0000002a, instance-0000002b'),
+        id='the new driver waits for the running guest, the retype for '
+           'both'),
+    pytest.param(
+        shut_off(V100_GUESTS, 'instance-0000002a', 'instance-0000002b'),
+        RETYPE_WAITS.format('instance-0000002a, instance-0000002b'),
+        id='both shut off: only the retype waits'),
+])
+def test_running_or_only_defined(snapshot, expected):
+    """What the unit says with guests shut off: the charm class names the
+    running guests for the vGPU software (plan.vgpus_running), the plan
+    holds the retype for every guest defined."""
+    nova_plan = plan.plan_nova(
+        snapshot, "{'nvidia-105': ['0000:84:00.0', '0000:85:00.0']}", None,
+        rules(snapshot.nova_version), {'nvidia-108': ['0000:84:00.0']}, None)
+    guests = guest_safety.guest_names(plan.vgpus_running(snapshot))
+    waiting = SOFTWARE if guests else None
+    assert status.waiting_or_ready(snapshot, nova_plan, waiting, guests,
+                                   True) == ('waiting', expected)
 
 
 @pytest.mark.parametrize('plan, expected', [

@@ -99,6 +99,18 @@ def test_mediated_devices_and_the_guests_using_them(host_root):
 def test_no_mdevs_and_no_guests_on_a_fresh_host(host_root):
     assert sysfs.mediated_devices() == []
     assert libvirt.mdev_users() == {}
+    assert libvirt.running_domains() == frozenset()
+
+
+def test_running_guests_are_those_libvirt_keeps_live_state_for(host_root):
+    uuid = '4b20d080-1b54-4048-85b3-a6a62d165c01'
+    simhost.write_libvirt_domains(host_root, [
+        {'name': 'instance-0000002a', 'mdevs': [uuid]},
+        {'name': 'instance-0000002b', 'mdevs': [uuid], 'state': 'shutoff'}])
+    # Both definitions use the vGPU; only one guest runs.
+    assert libvirt.mdev_users() == {
+        uuid: ['instance-0000002a', 'instance-0000002b']}
+    assert libvirt.running_domains() == frozenset({'instance-0000002a'})
 
 
 @pytest.mark.parametrize('description, expected', [

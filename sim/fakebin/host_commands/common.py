@@ -34,12 +34,13 @@ def sync_vf_types(state):
         guests.vf_retyped(state['host'], STEP, vf, old, new)
 
 
-def guests_disrupted(state, cause):
-    """Every guest using a vGPU right now loses it (cause: one line)."""
+def guests_disrupted(state, cause, running_only=True):
+    """Every guest using a vGPU right now loses it (cause: one line);
+    running_only: only those running (sim.guests.vgpu_guests)."""
     sync_vf_types(state)
     guests, _ = simulator()
-    guests.record(state['host'], STEP, guests.vgpu_guests(state['host']),
-                  cause)
+    guests.record(state['host'], STEP, guests.vgpu_guests(
+        state['host'], running_only), cause)
 
 
 def is_driver_package(name):

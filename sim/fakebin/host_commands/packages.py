@@ -86,8 +86,11 @@ def cmd_apt_get(state, argv):
     if verb in ('remove', 'purge'):
         for name in names:
             if is_driver_package(name) and name in installed_packages(state):
+                # Without a driver a stopped guest's vGPU cannot come
+                # back either.
                 guests_disrupted(state, '{} {} removed (apt-get {})'.format(
-                    name, installed_packages(state)[name], verb))
+                    name, installed_packages(state)[name], verb),
+                    running_only=False)
             installed_packages(state).pop(name, None)
             for unit, service in list(state['host']['services'].items()):
                 if service.get('package') == name:

@@ -6,7 +6,8 @@ a GPU as Nova can use it, a package or a vGPU in use looks like is said
 once, here, with no I/O and no Juju.
 """
 import re
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
+from typing import (Any, Dict, FrozenSet, List, Mapping, NamedTuple,
+                    Optional, Tuple)
 
 NVIDIA_VENDOR_ID = '10de'
 # VGA compatible controller (boards with display outputs enabled) and 3D
@@ -171,7 +172,8 @@ class VgpuInUse(NamedTuple):
 
     device: str          # the GPU, or the SR-IOV VF, it lives on
     vgpu_type: str       # nvidia-<N>
-    guests: List[str]
+    guests: List[str]    # whose definition has it (or, where only running
+    #                      guests count, those of them that run)
 
 
 # Where Ubuntu's DKMS keeps the key it signs modules with.
@@ -270,8 +272,13 @@ class HostSnapshot(NamedTuple):
     # its first VF (a type's capacity on the GPU is in it)
     type_descriptions: Mapping[str, Mapping[str, str]] = {}
     mdevs: Tuple[Mdev, ...] = ()
+    # Which guests' definitions use which vGPUs, running or not (a
+    # retype waits for all of them: a stopped guest keeps its vGPU).
     mdev_users: Mapping[str, List[str]] = {}   # mdev uuid -> guests
     pci_users: Mapping[str, List[str]] = {}    # PCI address -> guests
+    # The guests libvirt runs now (what stopping the vGPU Manager
+    # breaks); None: not read, every guest counts as running.
+    running_guests: Optional[FrozenSet[str]] = None
     # vendor-specific VFIO: a guest's PCI device -> its vGPU type (0: none)
     vf_types_in_use: Mapping[str, int] = {}
     vf_device_ids: Mapping[str, str] = {}      # vendor VFIO VF -> its id

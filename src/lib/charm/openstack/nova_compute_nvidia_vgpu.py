@@ -130,10 +130,6 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         """This host's NVIDIA physical GPUs."""
         return list(self.host.functions)
 
-    @property
-    def vgpus_in_use(self) -> List[model.VgpuInUse]:
-        return plan.vgpus_in_use(self.host)
-
     def nova_rules(self) -> model.NovaRules:
         """What this release's Nova takes, for the plan."""
         version = self.host.nova_version
@@ -189,7 +185,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         remembered for the status and retried at the next of those hooks,
         not in a loop. A new revision waits while guests use vGPUs on the
         host (it would replace the vGPU Manager under them): it installs
-        at the first hook after they are gone, update-status included
+        at the first hook after none runs here, update-status included
         (the software-waits flag), or through install-vgpu-software.
         """
         if self._software_ensured:
@@ -200,8 +196,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             self._software_waits(None)
             return
         resource, problem, needed = self._resource_to_install()
-        if needed and self.vgpus_in_use and self._replaces_vgpu_manager(
-                resource.deb):
+        if needed and self._replaces_vgpu_manager(resource.deb) and \
+                plan.vgpus_running(self.host):
             self._software_waits(resource.deb)
             needed = False
         else:
@@ -215,10 +211,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             self.ensure_sriov()
 
     def install_once_guests_are_gone(self) -> None:
-        """A revision that waited for guests installs once none uses a
+        """A revision that waited for guests installs once none runs with a
         vGPU; until then nothing is read again (no hash of the file in
         every update-status)."""
-        if not self.vgpus_in_use:
+        if not plan.vgpus_running(self.host):
             self.ensure_vgpu_software()
 
     def _resource_to_install(self) -> Tuple[Optional[model.Resource],
@@ -248,7 +244,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             return
         hookenv.log('{} {} waits for guests using vGPUs: {}'.format(
             deb.package, deb.version, ', '.join(guest_safety.guest_names(
-                self.vgpus_in_use))), level=hookenv.INFO)
+                plan.vgpus_running(self.host)))), level=hookenv.INFO)
         reactive.set_flag(SOFTWARE_WAITS_FLAG)
 
     def install_vgpu_software(self) -> str:
@@ -479,7 +475,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
         return status.waiting_or_ready(
             self.host, self.nova_plan, state.waiting_software(),
-            guest_safety.guest_names(self.vgpus_in_use),
+            guest_safety.guest_names(plan.vgpus_running(self.host)),
             endpoint is None or endpoint.has_published(self.nova_settings()))
 
     # ----------------------------------------------------------- health
@@ -503,7 +499,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             mdevs=[(mdev.uuid, mdev.parent, mdev.type_id)
                    for mdev in host.mdevs],
             mdev_users=host.mdev_users, pci_users=host.pci_users,
-            recorded=host.recorded_mdevs,
+            running_guests=host.running_guests, recorded=host.recorded_mdevs,
             recorded_vf_types=host.recorded_vf_types,
             software_problem=state.software_problem(),
             waiting_software=(waiting['package'], waiting['version'])
@@ -528,10 +524,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     # ---------------------------------------------------- pause, resume
 
     def refuse_under_running_guests(self, action: str) -> None:
-        """Raise (the action fails) if stopping the vGPU Manager now would
-        break guests' vGPUs, unless the operator said force=true."""
+        """Raise (the action fails) if stopping (or replacing) the vGPU
+        Manager would break running guests' vGPUs, unless force=true."""
         problem = guest_safety.refusal(action, [
-            (vgpu.device, vgpu.guests) for vgpu in self.vgpus_in_use])
+            (v.device, v.guests) for v in plan.vgpus_running(self.host)])
         if problem and not hookenv.action_get('force'):
             raise RuntimeError(problem)
 
@@ -550,10 +546,10 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     def series_upgrade_prepare(self) -> None:
         """pre-series-upgrade: as charms.openstack (mark the unit
-        upgrading, pause it), unless guests use vGPUs here: then it is
-        marked upgrading, so nothing restarts it, but nothing they use
-        is stopped, and the status names the guests to move off."""
-        in_use = self.vgpus_in_use
+        upgrading, pause it), unless running guests use vGPUs here: then
+        it is marked upgrading, so nothing restarts it, but nothing they
+        use is stopped, and the status names them, to stop or move off."""
+        in_use = plan.vgpus_running(self.host)
         if not series_upgrade.holds_for_guests(in_use):
             super().series_upgrade_prepare()
             return
@@ -579,7 +575,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     def check_if_paused(self) -> Tuple[Optional[str], Optional[str]]:
         """While a series upgrade waits for guests, which to move."""
         held = state.series_upgrade_held()
-        guests = guest_safety.guest_names(self.vgpus_in_use)
+        guests = guest_safety.guest_names(plan.vgpus_running(self.host))
         if held is not None and guests:
             return 'blocked', series_upgrade.held_message(
                 guests, held['target'])

@@ -2,11 +2,11 @@
 
 charms.openstack prepares a series upgrade (pre-series-upgrade) by
 pausing the unit, which stops the vGPU Manager and breaks the vGPU of
-every running guest. Where guests use vGPUs here, the charm stops
-nothing and says which guests to move off first, and how: only moving
-a guest to another host (live or cold migration), shelve-offloading,
-resizing or deleting it frees its vGPU; merely stopping it does not
-(Nova keeps the vGPU allocated to the stopped guest).
+every running guest. Where running guests use vGPUs here, the charm
+stops nothing and says which guests to stop or move off first, and how.
+A shut-off guest holds nothing here: the pause breaks no vGPU of its,
+and it finds its vGPU again when it starts after the upgrade's reboot,
+as after any reboot (nova/guest_safety.py says why).
 
 Juju names the target Ubuntu release in the pre-series-upgrade hook:
 JUJU_TARGET_BASE (Juju 3, `ubuntu@24.04`) or JUJU_TARGET_SERIES (Juju
@@ -57,21 +57,22 @@ def target(environ: Mapping[str, str]) -> Optional[str]:
     return None
 
 
-def holds_for_guests(in_use: Sequence[object]) -> bool:
+def holds_for_guests(running: Sequence[object]) -> bool:
     """Whether the prepare must leave the vGPU Manager running: any vGPU
-    a guest uses here."""
-    return bool(in_use)
+    a running guest uses here."""
+    return bool(running)
 
 
 def held_message(guests: Sequence[str], to: Optional[str]) -> str:
-    """The status while a series upgrade waits for guests using vGPUs."""
+    """The status while a series upgrade waits for running guests using
+    vGPUs."""
     one = len(guests) == 1
     return (
         'Series upgrade{} prepared without stopping the vGPU Manager: {} '
-        '{} vGPUs here ({}). Move {} to other hosts before upgrading: {} '
-        '(or cold migration, shelve-offload, resize or delete; stopping '
-        'a guest does not free its vGPU)'.format(
+        '{} vGPUs here ({}). Stop {}, or move {} to other hosts, before '
+        'upgrading: {} (or cold migration, shelve-offload, resize or '
+        'delete)'.format(
             ' to ' + to if to else '', len(guests),
-            'guest uses' if one else 'guests use',
+            'running guest uses' if one else 'running guests use',
             guest_safety.named(guests), 'it' if one else 'them',
-            MOVE_COMMAND))
+            'it' if one else 'them', MOVE_COMMAND))

@@ -30,8 +30,8 @@ many clouds do not migrate vGPU guests.
 Pure functions: HostFacts in (survey.py and the charm class gather
 them), findings, rows, a table and a status line out.
 """
-from typing import (Dict, List, Mapping, NamedTuple, Optional, Sequence,
-                    Tuple)
+from typing import (AbstractSet, Dict, List, Mapping, NamedTuple, Optional,
+                    Sequence, Tuple)
 
 from nvidia_vgpu.driver import software
 from nvidia_vgpu.nova import guest_safety, nova_config, releases
@@ -77,6 +77,8 @@ class HostFacts(NamedTuple):
     mdevs: Sequence[Tuple[str, str, str]] = ()   # (uuid, parent, type)
     mdev_users: Mapping[str, Sequence[str]] = {}  # uuid -> guests
     pci_users: Mapping[str, Sequence[str]] = {}   # address -> guests
+    # the guests libvirt runs (None: not known, all count as running)
+    running_guests: Optional[AbstractSet[str]] = None
     # where the charm last saw each vGPU: uuid -> (parent, type)
     recorded: Mapping[str, Tuple[str, str]] = {}
     recorded_vf_types: Mapping[str, int] = {}  # VF -> type it was given
@@ -248,7 +250,8 @@ def _notices(facts: HostFacts, drifted: List[Finding]) -> List[Finding]:
             facts.held, facts.held_whole_host)))
     if facts.waiting_software:
         package, version = facts.waiting_software
-        guests = guest_safety.guest_names(_vgpus_in_use(facts))
+        guests = guest_safety.guest_names(guest_safety.running(
+            _vgpus_in_use(facts), facts.running_guests))
         found.append(Finding(SOFTWARE_WAITS, False,
                              guest_safety.software_waits_message(
                                  package, version, guests)))

@@ -1,16 +1,22 @@
-"""Which guests use which vGPUs, from libvirt's own domain definitions.
+"""Which guests use which vGPUs, and which of them run, from the files
+libvirt keeps.
 
-Read from the files libvirt keeps (/etc/libvirt/qemu/*.xml), so the check
-needs neither a libvirt connection nor the cloud's API.
+A guest's definition (/etc/libvirt/qemu/NAME.xml) says which vGPUs it
+uses, running or not: Nova keeps a stopped guest defined, with its vGPU.
+libvirt keeps a domain's live state (/run/libvirt/qemu/NAME.xml) only
+while it runs (or is paused): its QEMU process holds the vGPU then. Both
+are read as files, so the checks need neither a libvirt connection nor
+the cloud's API.
 """
 import glob
 import os
 import xml.etree.ElementTree as ElementTree
-from typing import Dict, List, Tuple
+from typing import Dict, FrozenSet, List, Tuple
 
 from nvidia_vgpu.host.hostfs import host_path
 
 DOMAINS = '/etc/libvirt/qemu'
+LIVE_STATE = '/run/libvirt/qemu'
 
 
 def hostdev_users() -> Tuple[Dict[str, List[str]], Dict[str, List[str]]]:
@@ -45,6 +51,16 @@ def _pci_address(attributes: Dict[str, str]) -> str:
             for key in ('domain', 'bus', 'slot', 'function')))
     except (KeyError, ValueError):
         return ''
+
+
+def running_domains() -> FrozenSet[str]:
+    """Names of the domains libvirt runs now: those it keeps live state
+    for. libvirt names the file after the domain, as it does the
+    definition; the file is not parsed (the name is all that is asked),
+    and one left behind while libvirtd was down counts as running."""
+    return frozenset(
+        os.path.basename(path)[:-len('.xml')] for path in glob.glob(
+            os.path.join(host_path(LIVE_STATE), '*.xml')))
 
 
 def mdev_users() -> Dict[str, List[str]]:

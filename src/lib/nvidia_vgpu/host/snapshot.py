@@ -38,6 +38,7 @@ def read(nova_version: Optional[str],
         type_descriptions=first_vf_descriptions(gpus),
         mdevs=tuple(sysfs.mediated_devices()),
         mdev_users=mdev_users, pci_users=pci_users,
+        running_guests=libvirt.running_domains(),
         vf_types_in_use={address: sysfs.current_vgpu_type(address) or 0
                          for address in pci_users},
         vf_device_ids={vf: sysfs.device_id(vf) for gpu in gpus

@@ -1,18 +1,36 @@
 """Running guests come first.
 
-Stopping the NVIDIA vGPU Manager (pause, restart-services) or replacing
-it (a new vGPU software revision) breaks every vGPU a running guest has,
-and a GPU runs one vGPU type at a time: giving a GPU whose vGPUs are in
-use another type in nova.conf makes Nova offer what the GPU cannot
-create, and the guests' vGPUs could not be recreated after a reboot.
-So each of these waits for the guests (or an explicit force=true), and
-this module says which vGPUs are in use, what must wait, and how to
-tell the operator.
+What counts depends on what the operation does to a vGPU:
 
-Pure functions over what sysfs and libvirt's definitions say.
+- Stopping the NVIDIA vGPU Manager (pause, restart-services, a series
+  upgrade's prepare) or replacing it (a new vGPU software revision)
+  breaks the vGPU of every guest that RUNS: its QEMU process loses the
+  device under it. A guest that is shut off runs no vGPU, and finds it
+  again when it starts: Nova's power_on (_hard_reboot) puts the mdev
+  UUIDs of the guest's definition back in the new domain, and the mdev
+  is there again after the reboot a new driver needs, as after any
+  reboot (Nova's persistent mdevs from 30.0.0 Dalmatian; before that
+  _recreate_assigned_mediated_devices at nova-compute's start, and this
+  charm's boot unit). So stopping a guest frees its vGPU for these.
+- Retyping a GPU (vgpu-device-mappings giving a device in use another
+  type, or taking it out; a vgpu-resource-class change) counts every
+  guest DEFINED with one of its vGPUs, running or shut off: Nova keeps
+  a stopped guest's mdev and its Placement allocation, and a GPU runs
+  one type at a time, so once the GPU is retyped the guest's vGPU
+  cannot be created there again (through 31.x, where Nova recreates
+  guests' mdevs at its start, _recreate_assigned_mediated_devices even
+  stops nova-compute with InvalidLibvirtMdevConfig). Only moving the
+  guest off the GPU (live or cold migration, resize), shelve-offloading
+  or deleting it frees its vGPU for a retype.
+
+So each of these waits for the guests that count (or an explicit
+force=true), and this module says which vGPUs are in use, what must
+wait, and how to tell the operator.
+
+Pure functions over what sysfs and libvirt's files say.
 """
-from typing import (Dict, Iterable, List, Mapping, Optional, Sequence,
-                    Tuple)
+from typing import (AbstractSet, Dict, Iterable, List, Mapping, Optional,
+                    Sequence, Tuple)
 from nvidia_vgpu import model
 
 # One entry per vGPU in use: (the GPU or VF it lives on, its guests).
@@ -22,23 +40,36 @@ Mappings = Dict[str, List[str]]
 NAMED_GUESTS = 3
 
 
+# The actions that replace the vGPU Manager rather than stop it.
+REPLACES = ('install-vgpu-software',)
+# What frees a guest's vGPU for a vGPU Manager stop or a driver
+# replacement (status lines and action failures name them).
+STOP_FREES = 'stop, migrate, resize, shelve-offload or delete'
+# What frees it for a retype: a stopped guest keeps its vGPU.
+RETYPE_FREES = ('migrate, resize, shelve-offload or delete them; a stopped '
+                'guest keeps its vGPU')
+
+
 def refusal(action: str, in_use: InUse) -> Optional[str]:
-    """Why this action must not stop the vGPU Manager now, or None."""
+    """Why this action must not stop (or, installing, replace) the vGPU
+    Manager now, or None; in_use: the vGPUs running guests use."""
     if not in_use:
         return None
+    doing = 'replacing' if action in REPLACES else 'stopping'
     gpus = sorted({parent for parent, _ in in_use})
     guests = sorted({name for _, names in in_use for name in names})
+    one = len(guests) == 1
     return (
-        'Refusing to {action}: {count} vGPU{s} on {gpus} in use by {who} '
-        '({guests}); stopping the vGPU Manager would break them. Stop or '
-        'migrate those guests, or run {action} with force=true').format(
+        'Refusing to {action}: {count} vGPU{s} on {gpus} in use by '
+        '{who} ({guests}); {doing} the vGPU Manager would break {it}. '
+        '{frees} {those} first, or run {action} with force=true').format(
             action=action, count=len(in_use),
             s='' if len(in_use) == 1 else 's', gpus=', '.join(gpus),
-            who=_guests(guests), guests=', '.join(guests))
-
-
-def _guests(names: List[str]) -> str:
-    return 'guest' if len(names) == 1 else '{} guests'.format(len(names))
+            who='running guest' if one else '{} running guests'.format(
+                len(guests)), guests=named(guests), doing=doing,
+            it='it' if len(in_use) == 1 else 'them',
+            frees=STOP_FREES[0].upper() + STOP_FREES[1:],
+            those='the guest' if one else 'those guests')
 
 
 def vgpus_in_use(mdevs: Iterable[Tuple[str, str, str]],
@@ -61,6 +92,22 @@ def vgpus_in_use(mdevs: Iterable[Tuple[str, str, str]],
               for vf, number in sorted(vf_types.items())
               if number and vf in pci_users]
     return sorted(found)
+
+
+def running(vgpus: Iterable[model.VgpuInUse],
+            running_guests: Optional[AbstractSet[str]]
+            ) -> List[model.VgpuInUse]:
+    """The vGPUs a running guest uses, each with only its running guests:
+    what stopping or replacing the vGPU Manager breaks. running_guests:
+    the guests libvirt runs (None: not known, every guest counts)."""
+    if running_guests is None:
+        return list(vgpus)
+    kept = []
+    for vgpu in vgpus:
+        guests = [name for name in vgpu.guests if name in running_guests]
+        if guests:
+            kept.append(vgpu._replace(guests=guests))
+    return kept
 
 
 def guest_names(vgpus: Iterable[model.VgpuInUse]) -> List[str]:
@@ -145,16 +192,20 @@ def held_message(held: Sequence[model.HeldGpu],
             gpu.gpu, ', '.join(gpu.keeps) or 'its vGPUs',
             named(gpu.guests), ', '.join(gpu.wants) or 'out of the mapping'))
     return ('Change of vgpu-device-mappings waits for guests using vGPUs: {}; '
-            '{}it applies once they are gone (stop or migrate them)'.format(
+            '{}it applies once they are gone ({})'.format(
                 '; '.join(parts), 'with one vGPU type per host on this '
-                'release the whole host waits; ' if whole_host else ''))
+                'release the whole host waits; ' if whole_host else '',
+                RETYPE_FREES))
 
 
 def software_waits_message(package: str, version: str,
                            guests: Sequence[str]) -> str:
-    """The status line for a vGPU software revision held back."""
+    """The status line for a vGPU software revision held back; guests:
+    the running guests using vGPUs here."""
+    one = len(guests) == 1
     return ('Attached vGPU software {} {} waits for {} guest{} using vGPUs '
-            '({}): it installs once they are gone, or run '
+            '({}): it installs once {} here ({} {}), or run '
             'install-vgpu-software with force=true'.format(
-                package, version, len(guests),
-                '' if len(guests) == 1 else 's', named(guests)))
+                package, version, len(guests), '' if one else 's',
+                named(guests), 'it no longer runs' if one else
+                'they no longer run', STOP_FREES, 'it' if one else 'them'))

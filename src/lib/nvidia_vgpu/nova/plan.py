@@ -63,12 +63,20 @@ def needs_type_names(mappings_text: Optional[str],
 
 
 def vgpus_in_use(snapshot: model.HostSnapshot) -> List[model.VgpuInUse]:
-    """Every vGPU a guest uses on this host now: mdevs a guest's
-    definition has, and VFs of the vendor-specific VFIO driver with a
-    vGPU type that a guest has as a PCI device."""
+    """Every vGPU a guest uses on this host now, running or shut off:
+    mdevs a guest's definition has, and VFs of the vendor-specific VFIO
+    driver with a vGPU type that a guest has as a PCI device."""
     return guest_safety.vgpus_in_use(
         [(mdev.uuid, mdev.parent, mdev.type_id) for mdev in snapshot.mdevs],
         snapshot.mdev_users, snapshot.vf_types_in_use, snapshot.pci_users)
+
+
+def vgpus_running(snapshot: model.HostSnapshot) -> List[model.VgpuInUse]:
+    """The vGPUs running guests use, with only those guests: what waits
+    for a vGPU Manager stop or a driver replacement (a retype waits for
+    every guest defined with a vGPU: vgpus_in_use)."""
+    return guest_safety.running(vgpus_in_use(snapshot),
+                                snapshot.running_guests)
 
 
 def gpu_of(snapshot: model.HostSnapshot) -> Dict[str, str]:

@@ -275,8 +275,8 @@ def held_message(held: Sequence[model.HeldClass]) -> str:
         item.vgpu_type, item.keeps, guest_safety.named(item.guests),
         item.wants) for item in held]
     return ('Change of {} waits for guests using vGPUs: {}; it applies '
-            'once they are gone (stop or migrate them)'.format(
-                OPTION, '; '.join(parts)))
+            'once they are gone ({})'.format(
+                OPTION, '; '.join(parts), guest_safety.RETYPE_FREES))
 
 
 def summary(chosen: str, classes: Classes) -> List[str]:
