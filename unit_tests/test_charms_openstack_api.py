@@ -183,6 +183,9 @@ def charm_classes() -> List[CharmClass]:
     """Classes of src/lib/charm/openstack that derive from a
     charms_openstack class, directly or through another of them."""
     found: List[CharmClass] = []
+    # Classes of every file so far: a class may derive from one another
+    # module of the folder defines (guests_first.GuestsFirstCharm).
+    known: Dict[str, CharmClass] = {}
     for path in sorted(glob.glob(os.path.join(
             REPO, 'src', 'lib', 'charm', 'openstack', '*.py'))):
         tree = _parse(path)
@@ -193,7 +196,8 @@ def charm_classes() -> List[CharmClass]:
                 continue
             for expr in node.bases:
                 base = _chain(expr, aliases)
-                parent = local.get(getattr(expr, 'id', None))
+                name = getattr(expr, 'id', getattr(expr, 'attr', None))
+                parent = local.get(name) or known.get(name)
                 if base or parent:
                     local[node.name] = CharmClass(
                         node, path,
@@ -201,6 +205,7 @@ def charm_classes() -> List[CharmClass]:
                         else [], base or parent.base)
                     break
         found += local.values()
+        known.update(local)
     return found
 
 

@@ -26,9 +26,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB = os.path.join(REPO, 'src', 'lib')
 CHARM_MODULE = os.path.join(LIB, 'charm', 'openstack',
                             'nova_compute_nvidia_vgpu.py')
-# Where a unit status is decided: the charm class, the plan of what Nova
-# gets, and the waiting and ready statuses.
+# Where a unit status is decided: the charm class and its guests-first
+# base, the plan of what Nova gets, and the waiting and ready statuses.
 STATUS_MODULES = (CHARM_MODULE,
+                  os.path.join(LIB, 'charm', 'openstack', 'guests_first.py'),
                   os.path.join(LIB, 'nvidia_vgpu', 'nova', 'plan.py'),
                   os.path.join(LIB, 'nvidia_vgpu', 'status.py'))
 STATES = ('active', 'blocked', 'waiting', 'maintenance')

@@ -28,8 +28,11 @@ def test_a_guest_using_a_vgpu_holds_the_prepare_and_stops_nothing():
     prepare, = _named(output, 'pre-series-upgrade')
     assert prepare['exit_code'] == 0
     assert changing(prepare['commands']) == []
+    while_the_guest_runs = output['steps'][:output['steps'].index(
+        _named(output, 'guests')[0]) + 1]
     assert not any(argv[:2] == ['systemctl', 'stop']
-                   for argv in output['commands'])
+                   for step in while_the_guest_runs
+                   for argv in step['commands'])
     assert output['host']['guest_disruptions'] == []
     assert prepare['status'] == {
         'workload': 'blocked',
@@ -41,14 +44,24 @@ def test_a_guest_using_a_vgpu_holds_the_prepare_and_stops_nothing():
                for name in SERVICES)
 
 
-def test_once_the_guest_is_gone_complete_clears_the_marks_and_is_ready():
+def test_once_the_guest_is_gone_the_prepare_completes_and_complete_resumes():
     output = scenario(HELD)
+    gone = output['steps'][-3]
+    assert gone['step'] == 'update-status'
+    assert changing(gone['commands']) == [
+        ['systemctl', verb, name] for name in SERVICES
+        for verb in ('stop', 'disable', 'mask')]
+    assert gone['status'] == {
+        'workload': 'blocked',
+        'message': 'Ready for do-release-upgrade and reboot. Set complete '
+                   'when finished.'}
     complete, = _named(output, 'post-series-upgrade')
     assert complete['exit_code'] == 0
-    # Nothing was paused: nothing to unmask, enable or start.
-    assert changing(complete['commands']) == []
+    assert ['systemctl', 'start', 'nvidia-vgpu-mgr'] in changing(
+        complete['commands'])
     assert complete['status'] == READY
     assert output['steps'][-1]['status'] == READY
+    assert output['host']['guest_disruptions'] == []
     assert 'charm.series-upgrading' not in output['flags']
     assert 'charm.paused' not in output['flags']
 

@@ -66,3 +66,13 @@ def keep_vgpus_across_reboots():
     with charm.provide_charm_instance() as instance:
         instance.keep_vgpus_across_reboots(
             periodic=reactive.is_flag_set('is-update-status-hook'))
+
+
+@reactive.when('charm.series-upgrading')
+@reactive.when_not('charm.paused')
+def finish_series_upgrade_prepare():
+    """A series upgrade's prepare that waited for guests completes at the
+    first hook after they are gone (update-status included)."""
+    with charm.provide_charm_instance() as instance:
+        instance.finish_held_series_upgrade()
+        instance.assess_status()

@@ -18,9 +18,10 @@ import charmhelpers.core.hookenv as hookenv
 import charms.reactive as reactive
 import charms_openstack.charm
 
+from charm.openstack import guests_first
 from nvidia_vgpu import juju_commands, memo, model, state, status
 from nvidia_vgpu.driver import (
-    module_build, restore, series_upgrade, software, sriov)
+    module_build, restore, software, sriov)
 from nvidia_vgpu.health import verdict
 from nvidia_vgpu.host import (
     boot_records, dpkg, kernel, nvidia_smi, resources,
@@ -83,7 +84,7 @@ def select_release() -> Optional[str]:
     return releases.release_for_nova_version(version) if version else None
 
 
-class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
+class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
     """Queens and later: the base of every release family."""
 
     release = 'queens'
@@ -520,66 +521,6 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
             self.health_facts(detail=True),
             survey.versions(installed_nova_version()),
             nvidia_smi.vgpu_report())
-
-    # ---------------------------------------------------- pause, resume
-
-    def refuse_under_running_guests(self, action: str) -> None:
-        """Raise (the action fails) if stopping (or replacing) the vGPU
-        Manager would break running guests' vGPUs, unless force=true."""
-        problem = guest_safety.refusal(action, [
-            (v.device, v.guests) for v in plan.vgpus_running(self.host)])
-        if problem and not hookenv.action_get('force'):
-            raise RuntimeError(problem)
-
-    def pause(self) -> None:
-        """Stop the vGPU Manager, unless that would break guests' vGPUs."""
-        self.refuse_under_running_guests('pause')
-        super().pause()
-
-    def restart_services(self) -> None:
-        """layer:openstack's restart-services stops and starts the vGPU
-        Manager: the same guard as pause."""
-        self.refuse_under_running_guests('restart-services')
-        super().restart_services()
-
-    # -------------------------------------------------- series upgrade
-
-    def series_upgrade_prepare(self) -> None:
-        """pre-series-upgrade: as charms.openstack (mark the unit
-        upgrading, pause it), unless running guests use vGPUs here: then
-        it is marked upgrading, so nothing restarts it, but nothing they
-        use is stopped, and the status names them, to stop or move off."""
-        in_use = plan.vgpus_running(self.host)
-        if not series_upgrade.holds_for_guests(in_use):
-            super().series_upgrade_prepare()
-            return
-        to = series_upgrade.target(os.environ)
-        reactive.set_flag('charm.series-upgrading')
-        os_utils.set_unit_upgrading()
-        state.set_series_upgrade_held(True, to)
-        hookenv.log(series_upgrade.held_message(
-            guest_safety.guest_names(in_use), to), level=hookenv.WARNING)
-        self.assess_status()
-
-    def series_upgrade_complete(self) -> None:
-        """post-series-upgrade: resume as charms.openstack does; where
-        the prepare stopped nothing, only its marks go."""
-        if state.series_upgrade_held() is None:
-            super().series_upgrade_complete()
-            return
-        state.set_series_upgrade_held(False)
-        reactive.clear_flag('charm.series-upgrading')
-        os_utils.clear_unit_upgrading()
-        self.assess_status()
-
-    def check_if_paused(self) -> Tuple[Optional[str], Optional[str]]:
-        """While a series upgrade waits for guests, which to move."""
-        held = state.series_upgrade_held()
-        guests = guest_safety.guest_names(plan.vgpus_running(self.host))
-        if held is not None and guests:
-            return 'blocked', series_upgrade.held_message(
-                guests, held['target'])
-        return super().check_if_paused()
 
 
 class UssuriNovaComputeNvidiaVgpuCharm(NovaComputeNvidiaVgpuCharm):
