@@ -42,8 +42,7 @@ def test_the_start_after_the_update_builds_the_module_then_asks_a_reboot():
     assert kernel['hooks'] == [] and kernel['commands'] == []
     assert update['status']['message'] == READY
     # The first boot of 6.8.0-45 has no module to load; start mends it.
-    assert builds(booted['commands']) == [APT + ['install', HEADERS],
-                                            DKMS]
+    assert builds(booted['commands']) == [APT + ['install', HEADERS], DKMS]
     assert statuses(output, 5) == [('blocked', REBOOT)] * 2 + [
         ('active', READY)] * 2
     # Nothing is loaded by hand, nothing retried in update-status; the
