@@ -1,6 +1,7 @@
 """What a reboot does to the simulated host before the charm's units and
 its start hook run: the modules that load (the vGPU driver unless
-nouveau holds the GPUs or the kernel refuses its DKMS-built module), the
+nouveau holds the GPUs, DKMS did not build its module for the kernel
+booting, or the kernel refuses that module's signature), the
 DKMS key an operator confirmed, what the driver forgets (VFs, mdevs,
 VF vGPU types), the services that start; and the order of the boot
 units the charm installed."""
@@ -8,6 +9,7 @@ import fnmatch
 import os
 from typing import Any, Dict, List
 
+from sim import dkms
 from sim import host as simhost
 
 NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
@@ -48,6 +50,10 @@ def _modules_at_boot(host: Dict[str, Any],
             kernel) and kernel['mok'] != 'enrolled':
         # DKMS signed the module with a key the firmware does not
         # trust: "Key was rejected by service".
+        driver = None
+    if not dkms.built_for(host, kernel['release']):
+        # "modprobe: FATAL: Module nvidia not found in directory
+        # /lib/modules/<release>": its headers were not there to build.
         driver = None
     host['nvidia_version'] = None
     if driver and 'nouveau' not in modules:

@@ -11,7 +11,7 @@ import struct
 import subprocess
 from typing import Any, Dict, Iterable, List, Sequence
 
-from sim import noise
+from sim import dkms, noise
 from sim.guests import running
 
 NVIDIA_VENDOR = '10de'
@@ -216,9 +216,7 @@ def headers_present(host_state: Dict[str, Any]) -> bool:
     """The running kernel's headers are there: from the start
     (host.kernel.headers), or once linux-headers-<release> is
     installed."""
-    kernel = host_state['kernel']
-    return kernel['headers'] or 'linux-headers-{}'.format(
-        kernel['release']) in host_state['packages']
+    return dkms.headers_for(host_state, host_state['kernel']['release'])
 
 
 def signatures_required(kernel: Dict[str, Any]) -> bool:
@@ -231,7 +229,8 @@ def write_kernel_files(host_root: str, host_state: Dict[str, Any]) -> None:
     """What the running kernel and its packages put outside /sys:
     /proc/sys/kernel/osrelease, the headers' build link
     (/lib/modules/<release>/build -> /usr/src/linux-headers-<release>,
-    relative so that it stays in the sandbox), DKMS's key pair."""
+    relative so that it stays in the sandbox), DKMS's key pair and the
+    modules it built."""
     kernel = host_state['kernel']
     release = kernel['release']
     _write(os.path.join(host_root, 'proc', 'sys', 'kernel', 'osrelease'),
@@ -256,6 +255,7 @@ def write_kernel_files(host_root: str, host_state: Dict[str, Any]) -> None:
         with open(certificate, 'wb') as stream:
             stream.write(b'0\x82\x03\x1csim DKMS module signing key')
         _write(certificate[:-len('.der')] + '.priv', 'sim private key\n')
+    dkms.write_modules(host_root, host_state)
 
 
 def _write_efi(sys_root: str, kernel: Dict[str, Any]) -> None:

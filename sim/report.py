@@ -9,9 +9,9 @@ from typing import Any, Dict, List, Optional
 
 # Files the simulator itself lays out; changes there are not the charm's.
 # (DKMS's key pair is the host's: made by shim-signed's tools, enrolled by
-# the operator.)
+# the operator; so are the modules DKMS builds under /lib/modules.)
 NOT_HOST_FILES = ('var/lib/juju', 'var/lib/dpkg', 'sys', 'proc',
-                  'var/lib/shim-signed')
+                  'var/lib/shim-signed', 'lib/modules')
 
 
 def document(state: Dict[str, Any], steps: List[Dict[str, Any]],

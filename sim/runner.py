@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from sim import boot, charmdir, fakebin, guests as simguests
+from sim import boot, charmdir, dkms, fakebin, guests as simguests
 from sim import host as simhost, pythons, report as simreport
 from sim import scenario as scenarios
 
@@ -623,9 +623,12 @@ class Simulation:
     def _kernel_step(self, state: Dict[str, Any],
                      step: Dict[str, Any]) -> List[Dict[str, Any]]:
         """The operator changed the host (firmware setting, key made or
-        imported, headers, another kernel to boot): no hook."""
+        imported, headers, another kernel to boot): no hook. A kernel
+        with its headers has DKMS's build of the module (their postinst
+        ran it); one without has none until they are installed."""
         state['host']['kernel'] = simhost.changed_kernel(
             state['host']['kernel'], step['kernel'])
+        dkms.autoinstall(state['host'])
         self._save(state)
         self._refresh_host(state)
         return []
@@ -647,6 +650,10 @@ class Simulation:
                        step: Dict[str, Any]) -> List[Dict[str, Any]]:
         """Another charm (the principal) installed packages: no hook."""
         state['host']['packages'].update(step['packages'])
+        for name in step['packages']:
+            if name.startswith(dkms.HEADERS_PACKAGE.format('')):
+                dkms.autoinstall(state['host'], name[len(
+                    dkms.HEADERS_PACKAGE.format('')):])
         self._save(state)
         simhost.write_kernel_files(self.host_root, state['host'])
         return []

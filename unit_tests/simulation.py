@@ -17,7 +17,7 @@ SIMULATED_TREES = ('src', 'sim', 'interfaces', 'scenarios')
 OUTPUT_CACHE = os.path.join(REPO, '.tox', 'scenario-outputs')
 # Commands that change a host.
 HOST_CHANGING = {'apt-get', 'dpkg', 'systemctl', 'service',
-                 'update-initramfs', 'modprobe', 'rmmod', 'mdevctl'}
+                 'update-initramfs', 'modprobe', 'rmmod', 'mdevctl', 'dkms'}
 # Commands that read only.
 READ_ONLY = {'apt-config', 'dpkg-query', 'dpkg-deb', 'lspci', 'lsmod'}
 

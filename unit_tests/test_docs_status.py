@@ -327,9 +327,14 @@ def code_messages() -> Dict[str, List[Pattern]]:
                                      passed_on=('problem',))
     assert _calls(CHARM_MODULE, '_kernel_module_problem',
                   'module_build', 'problem')
-    # module_build.problem() returns what its two checks return.
+    # module_build.problem() returns what its two checks return; a
+    # kernel booted without the module is the software problem too
+    # (_build_module() returns module_build.unbuilt_module()'s).
+    assert _calls(CHARM_MODULE, '_build_module', 'module_build',
+                  'unbuilt_module')
     messages['module_build'] = [
-        pattern for function in ('_headers_problem', '_signing_problem')
+        pattern for function in ('_headers_problem', '_signing_problem',
+                                 'unbuilt_module')
         for pattern in _returned(_module_path('module_build'), function)]
     # Why this nova cannot have per-profile classes (shown as 'refused').
     messages['resource_classes.refusal'] = _returned(
@@ -493,6 +498,8 @@ def test_the_code_messages_are_found():
                   'GPUs at *',
                   'Installing NVIDIA vGPU host software *',
                   'Kernel headers for the running kernel * are missing',
+                  'NVIDIA kernel module of * * not built for the running '
+                  'kernel *',
                   'The kernel only loads signed modules (*) and the DKMS '
                   'signing key * is not enrolled',
                   "Paused. Use 'resume' action to resume normal service.",

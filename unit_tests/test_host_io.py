@@ -282,6 +282,68 @@ def test_a_build_tree_without_include_is_no_headers(host_root):
     assert kernel.headers_installed('6.8.0-45-generic') is False
 
 
+@pytest.mark.parametrize('files, built', [
+    # Where Ubuntu's DKMS installs, plain or compressed (noble: .zst).
+    (['updates/dkms/nvidia.ko', 'updates/dkms/nvidia-vgpu-vfio.ko'], True),
+    (['updates/dkms/nvidia.ko.zst'], True),
+    (['kernel/nvidia-550/nvidia.ko'], True),
+    # The kernel's own drivers with nvidia in their names are not it.
+    (['kernel/drivers/platform/x86/nvidia-wmi-ec-backlight.ko',
+      'kernel/drivers/i2c/busses/i2c-nvidia-gpu.ko',
+      'kernel/drivers/usb/typec/altmodes/typec_nvidia.ko'], False),
+    ([], False),
+])
+def test_the_nvidia_module_is_found_where_dkms_put_it(host_root, files,
+                                                      built):
+    release = '6.8.0-45-generic'
+    for name in files:
+        _write(host_root, '/lib/modules/{}/{}'.format(release, name), '')
+    assert kernel.nvidia_module_built(release) is built
+    assert kernel.nvidia_module_built('6.8.0-40-generic') is False
+
+
+def test_the_headers_tree_is_not_searched_for_the_module(host_root):
+    release = '6.8.0-45-generic'
+    _write(host_root, '/usr/src/linux-headers-{}/include/nvidia.ko'.format(
+        release), '')
+    modules = os.path.join(host_root, 'lib/modules', release)
+    os.makedirs(modules)
+    os.symlink('../../../usr/src/linux-headers-' + release,
+               os.path.join(modules, 'build'))
+    _write(host_root, '/proc/sys/kernel/osrelease', release + '\n')
+    assert kernel.running_kernel() == model.RunningKernel(
+        release, True, False)
+
+
+def test_building_installs_the_headers_then_runs_dkms(fake_commands):
+    fake_commands.set('apt-get')
+    fake_commands.set('dkms')
+    assert kernel.build_module('6.8.0-45-generic', [
+        'linux-headers-6.8.0-45-generic']) == (None, None)
+    assert [call[0] for call in fake_commands.calls] == ['apt-get', 'dkms']
+    assert fake_commands.calls[1] == ['dkms', 'autoinstall', '-k',
+                                      '6.8.0-45-generic']
+
+
+def test_apt_failing_leaves_dkms_alone(fake_commands):
+    fake_commands.set('apt-get', exit=100,
+                      stderr='E: Unable to locate package linux-headers-x\n')
+    fake_commands.set('dkms')
+    assert kernel.build_module('x', ['linux-headers-x']) == (
+        'E: Unable to locate package linux-headers-x', None)
+    assert [call[0] for call in fake_commands.calls] == ['apt-get']
+
+
+def test_dkms_failing_says_its_error(fake_commands):
+    fake_commands.set('dkms', exit=11, stdout='Building module:\n', stderr=(
+        'Error! Bad return status for module build on kernel: x (x86_64)\n'
+        'Consult /var/lib/dkms/nvidia/550.54.16/build/make.log for more '
+        'information.\n'))
+    assert kernel.build_module('x', []) == (None, (
+        'Error! Bad return status for module build on kernel: x (x86_64)'))
+    assert fake_commands.calls == [['dkms', 'autoinstall', '-k', 'x']]
+
+
 def test_a_units_state_is_systemds_word_for_it(host_root, fake_commands):
     from nvidia_vgpu.driver import sriov
     from nvidia_vgpu.host import systemd

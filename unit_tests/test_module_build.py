@@ -187,3 +187,69 @@ def test_every_block_is_a_status_that_says_it_is_retried(facts, failure):
     assert message[0].isupper()
     assert message.endswith(' ' + RETRY)
     assert '\n' not in message
+
+
+# After the install: a kernel booted without the package's DKMS module.
+
+INSTALLED = model.Installed('0' * 64, 'nvidia-vgpu-ubuntu-550', '550.54.16',
+                            ('nvidia-vgpu-mgr', 'nvidia-vgpud'), True)
+UNBUILT = ('NVIDIA kernel module of nvidia-vgpu-ubuntu-550 550.54.16 not '
+           'built for the running kernel 6.8.0-45-generic, so the driver '
+           'cannot load: ')
+AFTER = '; then reboot, or boot a kernel it was built for ' + RETRY
+APT_REASON = 'E: Unable to locate package linux-headers-6.8.0-45-generic'
+
+
+def running(headers=False, nvidia_module=False):
+    return model.RunningKernel(KERNEL, headers, nvidia_module)
+
+
+@pytest.mark.parametrize('installed, kernel, packages', [
+    # Updated without its headers: they come first, then DKMS builds.
+    (INSTALLED, running(), ['linux-headers-6.8.0-45-generic']),
+    # Headers there, module not built (a failed build, or headers that
+    # came before the package): DKMS alone.
+    (INSTALLED, running(headers=True), []),
+    # The module is there: only the reboot the unit asks for loads it.
+    (INSTALLED, running(nvidia_module=True), None),
+    (INSTALLED, running(headers=True, nvidia_module=True), None),
+    # Nothing of the charm's installed, or a package DKMS does not build.
+    (None, running(), None),
+    (INSTALLED._replace(builds_kernel_module=False), running(), None),
+])
+def test_what_a_kernel_without_the_module_needs(installed, kernel,
+                                                packages):
+    assert module_build.module_packages(installed, kernel) == packages
+    if packages is None:
+        assert module_build.unbuilt_module(installed, kernel) is None
+
+
+@pytest.mark.parametrize('kernel, apt, dkms, fix', [
+    (running(), APT_REASON, None,
+     'apt-get install linux-headers-6.8.0-45-generic failed (' +
+     APT_REASON + '): add an apt source that has it and install it (DKMS '
+     'builds the module as it installs; dkms autoinstall -k '
+     '6.8.0-45-generic by hand)'),
+    (running(), None, None,
+     'install linux-headers-6.8.0-45-generic (DKMS builds the module as it '
+     'installs; dkms autoinstall -k 6.8.0-45-generic by hand)'),
+    (running(headers=True), None, 'Error! Bad return status for module '
+     'build on kernel: 6.8.0-45-generic (x86_64)',
+     'dkms autoinstall -k 6.8.0-45-generic failed (Error! Bad return status '
+     'for module build on kernel: 6.8.0-45-generic (x86_64)): dkms status '
+     'and the make.log under /var/lib/dkms/ say why; mend it and run it '
+     'again'),
+    (running(headers=True), None, None,
+     'dkms autoinstall -k 6.8.0-45-generic built none: dkms status lists '
+     'the modules DKMS knows (reinstalling nvidia-vgpu-ubuntu-550 adds its '
+     'own)'),
+])
+def test_a_module_still_missing_blocks_naming_kernel_and_fix(kernel, apt,
+                                                             dkms, fix):
+    assert module_build.unbuilt_module(INSTALLED, kernel, apt, dkms) == (
+        UNBUILT + fix + AFTER)
+
+
+def test_a_module_built_after_all_is_no_problem():
+    built = running(headers=True, nvidia_module=True)
+    assert module_build.unbuilt_module(INSTALLED, built, None, None) is None

@@ -136,3 +136,108 @@ def test_a_kernel_step_changes_the_host_and_runs_no_hook(simulated):
                            'proc/sys/kernel/osrelease')) as stream:
         assert stream.read() == '6.8.0-48-generic\n'
     assert simulation._load()['host']['kernel']['lockdown'] == 'integrity'
+
+
+def dkms_state(simulation):
+    return simulation._load()['host']['dkms_module']
+
+
+def boot(simulation):
+    """A reboot with nouveau kept out, as the charm keeps it; the
+    modules loaded after it."""
+    blacklist = os.path.join(simulation.host_root, 'etc/modprobe.d/x.conf')
+    with open(blacklist, 'w') as stream:
+        stream.write('blacklist nouveau\n')
+    with contextlib.redirect_stderr(io.StringIO()):
+        simulation.run_step({'reboot': True})
+    return simulation._load()['host']['modules']
+
+
+def module_file(simulation, release):
+    return os.path.join(simulation.host_root, 'lib/modules', release,
+                        'updates/dkms/nvidia.ko')
+
+
+def kernel_step(simulation, **changes):
+    with contextlib.redirect_stderr(io.StringIO()):
+        simulation.run_step({'kernel': changes})
+
+
+def test_dkms_builds_for_the_running_kernel_only(simulated):
+    simulation = simulated()
+    assert run(simulation, 'apt-get --assume-yes install ' +
+               dkms_deb(simulation))[0] == 0
+    assert dkms_state(simulation)['kernels'] == [RELEASE]
+    assert os.path.isfile(module_file(simulation, RELEASE))
+    assert run(simulation, 'dkms status') == (
+        0, 'nvidia/550.54.16, 6.8.0-45-generic, x86_64: installed\n')
+
+
+def test_a_kernel_booted_without_its_headers_has_no_module(simulated):
+    simulation = simulated()
+    run(simulation, 'apt-get --assume-yes install ' + dkms_deb(simulation))
+    assert 'nvidia' in boot(simulation)
+    kernel_step(simulation, release='6.8.0-48-generic', headers=False)
+    assert 'nvidia' not in boot(simulation)
+    assert not os.path.exists(module_file(simulation, '6.8.0-48-generic'))
+    # The previous kernel still has its build: booting it loads the driver.
+    kernel_step(simulation, release=RELEASE)
+    assert 'nvidia' in boot(simulation)
+
+
+def test_a_kernel_that_came_with_its_headers_has_the_module(simulated):
+    simulation = simulated()
+    run(simulation, 'apt-get --assume-yes install ' + dkms_deb(simulation))
+    kernel_step(simulation, release='6.8.0-48-generic', headers=True)
+    assert dkms_state(simulation)['kernels'] == [RELEASE, '6.8.0-48-generic']
+    assert 'nvidia' in boot(simulation)
+
+
+def test_installing_the_headers_has_dkms_build_for_their_kernel(simulated):
+    simulation = simulated()
+    run(simulation, 'apt-get --assume-yes install ' + dkms_deb(simulation))
+    kernel_step(simulation, release='6.8.0-48-generic', headers=False)
+    assert run(simulation, 'apt-get --assume-yes install '
+               'linux-headers-6.8.0-48-generic')[0] == 0
+    assert os.path.isfile(module_file(simulation, '6.8.0-48-generic'))
+    # dkms autoinstall finds nothing left to do.
+    assert run(simulation, 'dkms autoinstall -k 6.8.0-48-generic') == (0, '')
+    assert 'nvidia' in boot(simulation)
+
+
+def test_dkms_autoinstall_needs_the_kernels_headers(simulated):
+    simulation = simulated()
+    run(simulation, 'apt-get --assume-yes install ' + dkms_deb(simulation))
+    kernel_step(simulation, release='6.8.0-48-generic', headers=False)
+    code, said = run(simulation, 'dkms autoinstall -k 6.8.0-48-generic')
+    assert code == 11
+    assert said.startswith('Error! Your kernel headers for kernel '
+                           '6.8.0-48-generic cannot be found')
+    # Headers installed by a packages step (another charm's apt) build.
+    with contextlib.redirect_stderr(io.StringIO()):
+        simulation.run_step({'packages': {
+            'linux-headers-6.8.0-48-generic': '6.8.0-48.48'}})
+    assert '6.8.0-48-generic' in dkms_state(simulation)['kernels']
+
+
+def test_a_new_version_is_built_afresh(simulated):
+    simulation = simulated()
+    run(simulation, 'apt-get --assume-yes install ' + dkms_deb(simulation))
+    kernel_step(simulation, release='6.8.0-48-generic', headers=True)
+    run(simulation, 'apt-get --assume-yes install ' + dkms_deb(
+        simulation, version='550.90.05'))
+    # The old version's builds went with it; the new one is built for
+    # the running kernel.
+    assert dkms_state(simulation) == {
+        'package': 'nvidia-vgpu-ubuntu-550', 'version': '550.90.05',
+        'kernels': ['6.8.0-48-generic']}
+    assert not os.path.exists(module_file(simulation, RELEASE))
+
+
+def test_a_package_dkms_does_not_build_loads_on_any_kernel(simulated):
+    simulation = simulated()
+    run(simulation, 'apt-get --assume-yes install ' + dkms_deb(
+        simulation, depends='', dkms_source=False))
+    assert dkms_state(simulation) is None
+    kernel_step(simulation, release='6.8.0-48-generic', headers=False)
+    assert 'nvidia' in boot(simulation)

@@ -85,6 +85,17 @@ def test_installed_record_survives_a_round_trip_through_unitdata():
                                 HOST_DEB.services)
     assert model.Installed.from_dict(installed.to_dict()) == installed
     assert model.Installed.from_dict(None) is None
+    prebuilt = installed._replace(builds_kernel_module=False)
+    assert model.Installed.from_dict(prebuilt.to_dict()) == prebuilt
+
+
+def test_a_record_kept_before_dkms_was_remembered_says_dkms_builds():
+    """The vGPU Manager for Ubuntu KVM builds its module with DKMS: a
+    unit upgraded from a revision that did not remember it still mends
+    a kernel booted without the module."""
+    old = {'sha256': SHA, 'package': HOST_DEB.package,
+           'version': HOST_DEB.version, 'services': ['nvidia-vgpu-mgr']}
+    assert model.Installed.from_dict(old).builds_kernel_module is True
 
 
 @pytest.mark.parametrize('running, tail', [

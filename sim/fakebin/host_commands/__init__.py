@@ -1,6 +1,6 @@
 """The host's commands the charm runs, each changing only the simulated
 host, by concern: packages (apt, dpkg), services (systemd), the kernel
-(modules, initramfs, mokutil), the GPU (sriov-manage, nvidia-smi,
+(modules, initramfs, DKMS, mokutil), the GPU (sriov-manage, nvidia-smi,
 mdevctl), and commands kept inside the sandbox."""
 from sim.fakebin.host_commands import gpu, kernel, packages, sandbox
 from sim.fakebin.host_commands import services
@@ -10,6 +10,7 @@ COMMANDS = {
     'apt-cache': packages.cmd_apt_cache,
     'apt-config': packages.cmd_apt_config,
     'apt-get': packages.cmd_apt_get,
+    'dkms': kernel.cmd_dkms,
     'dpkg': packages.cmd_dpkg,
     'dpkg-query': packages.cmd_dpkg_query,
     'lsmod': kernel.cmd_lsmod,

@@ -45,14 +45,17 @@ def _builds_module(deb):
 
 
 def _dkms_build(state, deb):
-    """What the package's maintainer script does with DKMS: build the
-    module for the running kernel, which fails without its headers
-    (dkms exits 21, dpkg leaves the package unconfigured; here it is
-    left out of the package list)."""
+    """What the package's maintainer script does with DKMS: register
+    the module and build it for the running kernel, which fails without
+    its headers (dkms exits 21, dpkg leaves the package unconfigured;
+    here it is left out of the package list, and DKMS forgets it)."""
+    from sim import dkms
     _, host = simulator()
-    if host.headers_present(state['host']):
-        state['host']['dkms_module'] = deb['package']
+    dkms.registered(state['host'], deb['package'], deb['version'])
+    if dkms.autoinstall(state['host']):
+        host.write_kernel_files(HOST_ROOT, state['host'])
         return
+    state['host']['dkms_module'] = None
     release = state['host']['kernel']['release']
     sys.stdout.write('Setting up {} ({}) ...\n'.format(
         deb['package'], deb['version']))

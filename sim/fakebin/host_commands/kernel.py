@@ -1,9 +1,9 @@
-"""The kernel: modules (modprobe, rmmod, lsmod), the initramfs, and shim's
-key tool (mokutil)."""
+"""The kernel: modules (modprobe, rmmod, lsmod), the initramfs, DKMS
+(dkms), and shim's key tool (mokutil)."""
 import os
 import sys
 
-from sim.fakebin.host_commands.common import installed_packages
+from sim.fakebin.host_commands.common import installed_packages, simulator
 from sim.fakebin.state import HOST_ROOT, Exit, parse
 
 
@@ -58,3 +58,33 @@ def cmd_mokutil(state, argv):
             raise Exit(1)
         return
     raise Exit(2, 'mokutil: not simulated: {}\n'.format(' '.join(argv)))
+
+
+def cmd_dkms(state, argv):
+    """DKMS: `autoinstall [-k|--kernelver RELEASE]` builds the
+    registered module for that kernel (default: the running one) where
+    its headers are, silent when there is nothing to do; `status`."""
+    from sim import dkms
+    opts, args = parse(argv, ('-k', '--kernelver'), ('-q', '--quiet'))
+    release = (opts.get('-k') or opts.get('--kernelver') or
+               state['host']['kernel']['release'])
+    if args == ['status']:
+        sys.stdout.write(''.join(line + '\n' for line in
+                                 dkms.status_lines(state['host'])))
+        return
+    if args != ['autoinstall']:
+        raise Exit(2, 'dkms: not simulated: {}\n'.format(' '.join(argv)))
+    module = state['host'].get('dkms_module')
+    if not module or release in module['kernels']:
+        return
+    if not dkms.autoinstall(state['host'], release):
+        raise Exit(11, (
+            'Error! Your kernel headers for kernel {0} cannot be found at '
+            '/lib/modules/{0}/build or /lib/modules/{0}/source.\n'
+            'dkms autoinstall on {0}/x86_64 failed for nvidia(1)\n').format(
+                release))
+    sys.stdout.write('nvidia.ko:\nRunning module version sanity check.\n'
+                     ' - Installation\n   - Installing to /lib/modules/{}/'
+                     'updates/dkms/\ndepmod...\n'.format(release))
+    _, host = simulator()
+    host.write_kernel_files(HOST_ROOT, state['host'])

@@ -79,7 +79,13 @@ def cmd_apt_get(state, argv):
         for name in names:
             if not (name.endswith('.deb') or '/' in name):
                 installed_packages(state).setdefault(name, '1.0-0ubuntu1')
-        if any(name.startswith('linux-headers-') for name in names):
+        headers = [name[len('linux-headers-'):] for name in names
+                   if name.startswith('linux-headers-')]
+        if headers:
+            from sim import dkms
+            for release in headers:
+                # The headers' postinst has DKMS build for their kernel.
+                dkms.autoinstall(state['host'], release)
             _, host = simulator()
             host.write_kernel_files(HOST_ROOT, state['host'])
         return

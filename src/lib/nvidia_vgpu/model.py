@@ -153,10 +153,15 @@ class Installed(NamedTuple):
     package: str
     version: str
     services: tuple
+    # DKMS builds its module for each kernel (DebInfo's, at install). A
+    # record kept before this was remembered says True: NVIDIA's vGPU
+    # Manager for Ubuntu KVM is built that way.
+    builds_kernel_module: bool = True
 
     def to_dict(self) -> Dict[str, Any]:
         return {'sha256': self.sha256, 'package': self.package,
-                'version': self.version, 'services': list(self.services)}
+                'version': self.version, 'services': list(self.services),
+                'builds_kernel_module': self.builds_kernel_module}
 
     @classmethod
     def from_dict(cls, data: Optional[Dict[str, Any]]
@@ -164,7 +169,8 @@ class Installed(NamedTuple):
         if not data:
             return None
         return cls(data['sha256'], data['package'], data['version'],
-                   tuple(data.get('services', ())))
+                   tuple(data.get('services', ())),
+                   data.get('builds_kernel_module', True))
 
 
 class VgpuInUse(NamedTuple):
@@ -194,6 +200,15 @@ class BuildHost(NamedTuple):
     certificate_exists: bool
     mokutil: bool               # installed
     enrolment: Optional[str]    # 'enrolled', 'pending', 'not enrolled'
+
+
+class RunningKernel(NamedTuple):
+    """The running kernel as an installed vGPU Manager's module meets it
+    when the driver is not loaded (a kernel updated without headers)."""
+
+    release: str
+    headers: bool        # its headers are where DKMS looks
+    nvidia_module: bool  # an nvidia module is under /lib/modules/<release>
 
 
 class HeldGpu(NamedTuple):

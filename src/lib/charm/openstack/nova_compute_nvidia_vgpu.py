@@ -84,6 +84,29 @@ def select_release() -> Optional[str]:
     return releases.release_for_nova_version(version) if version else None
 
 
+def _kernel_module_problem(deb: model.DebInfo) -> Optional[str]:
+    """Before a package whose kernel module DKMS builds here: install
+    what the archive has and the build needs (module_build says which),
+    then say why the build, or the module's load under Secure Boot,
+    would fail; None if it would not."""
+    host = _module_build_host()
+    missing = module_build.packages_to_install(host)
+    failure = None
+    if missing:
+        hookenv.log('Installing {} for the kernel module of {} {}'.format(
+            ', '.join(missing), deb.package, deb.version),
+            level=hookenv.INFO)
+        failure = dpkg.install_packages(missing)
+        host = _module_build_host()
+    return module_build.problem(deb, host, failure)
+
+
+def _module_build_host() -> model.BuildHost:
+    return resources.build_host(
+        module_build.signed_only, lambda: installed_version(
+            module_build.MOKUTIL_PACKAGE) is not None)
+
+
 class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
     """Queens and later: the base of every release family."""
 
@@ -205,6 +228,8 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
             self._software_waits(None)
         if needed:
             problem = self._install(resource)
+        elif problem is None and self.host.driver is None:
+            problem = self._build_module()
         if problem:
             hookenv.log(problem, level=hookenv.WARNING)
         state.set_software_problem(problem)
@@ -281,7 +306,7 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
         hookenv.status_set('maintenance', 'Installing NVIDIA vGPU host '
                            'software {} {}'.format(deb.package, deb.version))
         if deb.builds_kernel_module:
-            problem = self._kernel_module_problem(deb)
+            problem = _kernel_module_problem(deb)
             if problem:
                 return problem
         failure = dpkg.install_local_deb(
@@ -291,31 +316,26 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
                     'next config-changed, upgrade-charm or start)'.format(
                         deb.package, deb.version, failure))
         state.set_installed_software(model.Installed(
-            resource.sha256, deb.package, deb.version, deb.services))
+            resource.sha256, deb.package, deb.version, deb.services,
+            deb.builds_kernel_module))
         kernel.blacklist_nouveau()
         return None
 
-    def _kernel_module_problem(self, deb: model.DebInfo) -> Optional[str]:
-        """Before a package whose kernel module DKMS builds here: install
-        what the archive has and the build needs (module_build says
-        which), then say why the build, or the module's load under
-        Secure Boot, would fail; None if it would not."""
-        host = self._module_build_host()
-        missing = module_build.packages_to_install(host)
-        failure = None
-        if missing:
-            hookenv.log('Installing {} for the kernel module of {} {}'.format(
-                ', '.join(missing), deb.package, deb.version),
-                level=hookenv.INFO)
-            failure = dpkg.install_packages(missing)
-            host = self._module_build_host()
-        return module_build.problem(deb, host, failure)
-
-    @staticmethod
-    def _module_build_host() -> model.BuildHost:
-        return resources.build_host(
-            module_build.signed_only, lambda: installed_version(
-                module_build.MOKUTIL_PACKAGE) is not None)
+    def _build_module(self) -> Optional[str]:
+        """A kernel updated without its headers boots without the
+        installed package's DKMS module, and no reboot helps: install
+        them and have DKMS build it (module_build says when); the next
+        boot loads it. Why it is still missing, or None."""
+        installed, running = self.installed_software, kernel.running_kernel()
+        packages = module_build.module_packages(installed, running)
+        if packages is None:
+            return None
+        hookenv.log('Building the kernel module of {} {} for {}'.format(
+            installed.package, installed.version, running.release),
+            level=hookenv.INFO)
+        failures = kernel.build_module(running.release, packages)
+        return module_build.unbuilt_module(
+            installed, kernel.running_kernel(), *failures)
 
     # ------------------------------------------------ boot-time units
 

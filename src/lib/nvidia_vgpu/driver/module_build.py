@@ -2,7 +2,8 @@
 and will the kernel load it? Decided before the package is installed,
 from facts gathered elsewhere (kernel, secure_boot, dpkg), so that a
 missing prerequisite blocks with its fix instead of failing inside apt
-(or, worse, installing a module that never loads).
+(or, worse, installing a module that never loads); and again once it is
+installed, for a kernel that boots without the module (below).
 
 Why the charm installs some prerequisites itself: the running kernel's
 headers and mokutil are archive packages that the install needs anyway
@@ -132,3 +133,64 @@ def _signing_problem(deb: DebInfo, host: model.BuildHost,
             '(mokutil --import {}), then {}{} {}'.format(
                 host.signed_only, certificate, certificate, confirm,
                 turn_off, RETRY))
+
+
+# After the install: a kernel booted without the module.
+#
+# A kernel installed without its headers boots without the module DKMS
+# builds for each kernel, so the driver does not load and no reboot
+# helps. The charm mends it as it would before an install: the exact
+# headers, then DKMS's own build for that kernel (a no-op where the
+# headers' installation built it already). Nothing is loaded, nothing
+# runs under guests (the driver is not loaded, so none has a vGPU); the
+# next boot loads the module, as after a first install.
+
+DKMS_AUTOINSTALL = 'dkms autoinstall -k {}'
+
+
+def module_packages(installed: Optional[model.Installed],
+                    running: model.RunningKernel) -> Optional[List[str]]:
+    """What to install before DKMS builds the installed package's module
+    for the running kernel ([]: nothing, its headers are there), or None
+    where there is nothing to build: no package of the charm's, one whose
+    module DKMS does not build, or the module is there (a reboot loads
+    it). Asked only while the driver is not loaded."""
+    if (installed is None or not installed.builds_kernel_module or
+            running.nvidia_module):
+        return None
+    if running.headers:
+        return []
+    return [HEADERS_PACKAGE.format(running.release)]
+
+
+def unbuilt_module(installed: Optional[model.Installed],
+                   running: model.RunningKernel,
+                   apt_failure: Optional[str] = None,
+                   dkms_failure: Optional[str] = None) -> Optional[str]:
+    """Why the driver cannot load on the running kernel after the charm
+    tried to build its module (apt's or dkms's reason, if one failed),
+    naming the fix; None once the module is there."""
+    if module_packages(installed, running) is None:
+        return None
+    release = running.release
+    headers = HEADERS_PACKAGE.format(release)
+    build = DKMS_AUTOINSTALL.format(release)
+    if apt_failure:
+        fix = ('apt-get install {} failed ({}): add an apt source that has '
+               'it and install it (DKMS builds the module as it installs; '
+               '{} by hand)'.format(headers, apt_failure, build))
+    elif not running.headers:
+        fix = ('install {} (DKMS builds the module as it installs; {} by '
+               'hand)'.format(headers, build))
+    elif dkms_failure:
+        fix = ('{} failed ({}): dkms status and the make.log under '
+               '/var/lib/dkms/ say why; mend it and run it again'.format(
+                   build, dkms_failure))
+    else:
+        fix = ('{} built none: dkms status lists the modules DKMS knows '
+               '(reinstalling {} adds its own)'.format(
+                   build, installed.package))
+    return ('NVIDIA kernel module of {} {} not built for the running kernel '
+            '{}, so the driver cannot load: {}; then reboot, or boot a '
+            'kernel it was built for {}'.format(
+                installed.package, installed.version, release, fix, RETRY))

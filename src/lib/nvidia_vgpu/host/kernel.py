@@ -1,9 +1,12 @@
 """The running kernel: its release, its headers, its modules, and the
 modules loaded at boot."""
 import os
+import re
 import subprocess
-from typing import Optional, Set
+from typing import List, Optional, Set, Tuple
 
+from nvidia_vgpu import model
+from nvidia_vgpu.host import dpkg
 from nvidia_vgpu.host.hostfs import host_path, write_if_changed
 
 PROC_MODULES = '/proc/modules'
@@ -14,6 +17,12 @@ OSRELEASE = '/proc/sys/kernel/osrelease'
 # linux-headers-<release> package installs.
 MODULE_BUILD_DIR = '/lib/modules/{}/build'
 NVIDIA_MODULE = 'nvidia'
+# Where a kernel's modules are: DKMS installs what it builds under it
+# (Ubuntu: updates/dkms/), compressed on newer releases (.ko.zst).
+MODULES_DIR = '/lib/modules/{}'
+# The module file of `nvidia` itself: the kernel's own nvidia-wmi-*,
+# i2c-nvidia-gpu and the like are other drivers.
+NVIDIA_MODULE_FILE = re.compile(r'^nvidia\.ko(\.[a-z]+)?$')
 NVIDIA_MODULE_VERSION = '/sys/module/nvidia/version'
 # The open-source driver claims NVIDIA GPUs at boot unless it is kept out;
 # the vGPU Manager cannot start while it holds them.
@@ -52,6 +61,51 @@ def headers_installed(release: str) -> bool:
     does not count)."""
     return os.path.isdir(os.path.join(
         host_path(MODULE_BUILD_DIR.format(release)), 'include'))
+
+
+def nvidia_module_built(release: str) -> bool:
+    """Whether a kernel has an nvidia module file to load at boot (DKMS
+    built one for it); its headers' links are not followed."""
+    for _, directories, files in os.walk(host_path(
+            MODULES_DIR.format(release))):
+        directories[:] = [name for name in directories
+                          if name not in ('build', 'source')]
+        if any(NVIDIA_MODULE_FILE.match(name) for name in files):
+            return True
+    return False
+
+
+def running_kernel() -> model.RunningKernel:
+    """The running kernel's release, whether its headers are installed
+    and whether it has an nvidia module: read only where the driver is
+    not loaded (a walk of its modules' tree)."""
+    release = running_release()
+    return model.RunningKernel(release, headers_installed(release),
+                               nvidia_module_built(release))
+
+
+def build_module(release: str, packages: List[str]
+                 ) -> Tuple[Optional[str], Optional[str]]:
+    """Have DKMS build its modules for a kernel: install `packages` (its
+    headers, whose installation has DKMS build already), then `dkms
+    autoinstall -k <release>`, which builds what is still missing and
+    is a no-op otherwise. Nothing is loaded: the next boot does that.
+    Returns (apt's reason, dkms's reason), None for what did not fail;
+    dkms does not run when apt failed."""
+    if packages:
+        failure = dpkg.install_packages(packages)
+        if failure:
+            return failure, None
+    done = subprocess.run(['dkms', 'autoinstall', '-k', release],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if done.returncode == 0:
+        return None, None
+    lines = [line.strip() for line in (done.stderr + done.stdout)
+             .splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith('Error!')]
+    return None, (errors or lines[-1:] or [
+        'dkms exited with {}'.format(done.returncode)])[0]
 
 
 def nvidia_driver_version() -> Optional[str]:
