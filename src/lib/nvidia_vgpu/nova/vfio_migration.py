@@ -17,8 +17,9 @@ from typing import List, Optional, Tuple
 
 from nvidia_vgpu.nova import releases
 
-# nova/virt/libvirt/driver.py (Nova 31 to 34):
-# MIN_VFIO_PCI_VARIANT_LIBVIRT_VERSION and MIN_VFIO_PCI_VARIANT_QEMU_VERSION
+# nova/virt/libvirt/driver.py MIN_VFIO_PCI_VARIANT_LIBVIRT_VERSION and
+# MIN_VFIO_PCI_VARIANT_QEMU_VERSION, as read in Nova 34 (nova_tests
+# compare them with the installed Nova's own)
 MINIMUMS: Tuple[Tuple[str, Tuple[int, ...]], ...] = (
     ('libvirt', (10, 0, 0)), ('QEMU', (8, 2, 2)))
 # The device_spec and alias key, and the only value the charm writes.
