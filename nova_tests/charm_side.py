@@ -39,10 +39,24 @@ class Published(NamedTuple):
     nova_adds: Dict[str, List[str]] = {}
 
 
-def _charm_class(fake_commands, config: Dict[str, Any], nova_version: str):
-    """The charm instance charms.openstack would pick for this nova."""
-    fake_commands.set('dpkg-query',
-                      stdout='ii \t{}'.format(nova_version))
+# What noble installs with nova-compute: libvirt and QEMU at exactly
+# Nova's minimums for live_migratable VFs (10.0.0, 8.2.2).
+NOBLE_PACKAGES = {'libvirt-daemon-system': '10.0.0-2ubuntu8',
+                  'qemu-system-x86': '1:8.2.2+ds-0ubuntu1'}
+
+
+def _charm_class(fake_commands, config: Dict[str, Any], nova_version: str,
+                 packages: Dict[str, Optional[str]]):
+    """The charm instance charms.openstack would pick for this nova;
+    packages: the other packages dpkg-query knows (None: not
+    installed)."""
+    fake_commands.set(
+        'dpkg-query', stdout='ii \t{}'.format(nova_version),
+        by_last_argument={
+            name: {'stdout': 'ii \t{}'.format(version)} if version else
+            {'exit': 1, 'stderr': 'dpkg-query: no packages found '
+             'matching {}\n'.format(name)}
+            for name, version in packages.items()})
     fake_commands.set('config-get', stdout=json.dumps(config))
     fake_commands.set('juju-log')
     for name in ('_releases', '_singleton', '_release_selector_function'):
@@ -64,10 +78,13 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
             mappings: str, nova_version: str,
             mdevs: Optional[List[Dict[str, str]]] = None,
             domains: Optional[List[Dict[str, Any]]] = None,
-            resource_class: Optional[str] = None) -> Published:
+            resource_class: Optional[str] = None,
+            packages: Optional[Dict[str, Optional[str]]] = None
+            ) -> Published:
     """Run the charm's nova-vgpu decision on this host, with every SR-IOV
     GPU's VFs enabled and the NVIDIA driver loaded; resource_class: the
-    vgpu-resource-class option (unset: the default)."""
+    vgpu-resource-class option (unset: the default); packages: libvirt's
+    and QEMU's as dpkg reports them (default: noble's)."""
     root = str(tmp_path / 'host')
     os.environ['NVIDIA_VGPU_HOST_ROOT'] = root
     os.environ['UNIT_STATE_DB'] = str(tmp_path / 'unit-state.db')
@@ -86,7 +103,8 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
     config = {'vgpu-device-mappings': mappings}
     if resource_class is not None:
         config['vgpu-resource-class'] = resource_class
-    charm = _charm_class(fake_commands, config, nova_version)
+    charm = _charm_class(fake_commands, config, nova_version,
+                         NOBLE_PACKAGES if packages is None else packages)
     decided = charm.nova_plan
     data = {}
     if decided.sections is not None:

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import fixtures
 from oslo_utils import uuidutils
+from oslo_utils import versionutils
 
 import nova.conf
 from nova import context as nova_context
@@ -126,8 +127,13 @@ class FakeHost:
 
     def __init__(self, pci: List[Dict[str, Any]],
                  mdevs: Optional[List[Dict[str, str]]] = None,
-                 order: str = 'lspci') -> None:
+                 order: str = 'lspci',
+                 versions: Optional[Tuple[Tuple[int, ...],
+                                          Tuple[int, ...]]] = None) -> None:
         self.pci = pci
+        # (libvirt, QEMU) as the connection reports them; by default
+        # Nova's fake libvirt's, its own minimums (8.0.0, 6.2.0 in 34)
+        self.versions = versions
         self.mdevs = [dict(mdev) for mdev in mdevs or []]
         self.devices: Dict[str, GpuNodeDevice] = {}
         self._groups: Dict[str, int] = {}
@@ -185,9 +191,15 @@ class FakeHost:
                 type_id=mdev['type'], parent=libvirt_name(mdev['parent']))
             for mdev in self.mdevs})
         self._mdev_info = mdev_info
+        libvirt_version, qemu_version = (
+            fakelibvirt.FAKE_LIBVIRT_VERSION, fakelibvirt.FAKE_QEMU_VERSION)
+        if self.versions:
+            libvirt_version, qemu_version = (
+                versionutils.convert_version_to_int(version)
+                for version in self.versions)
         return fakelibvirt.Connection(
-            'qemu:///system', version=fakelibvirt.FAKE_LIBVIRT_VERSION,
-            hv_version=fakelibvirt.FAKE_QEMU_VERSION,
+            'qemu:///system', version=libvirt_version,
+            hv_version=qemu_version,
             pci_info=pci_info, mdev_info=mdev_info, hostname=NODE)
 
     def create_mdev(self, dev_name: str, mdev_type: str,
@@ -296,12 +308,29 @@ class NovaCompute(fixtures.Fixture):
                     for rc, inventory in data.inventory.items()}
         return report
 
-    def flavor_fits(self, extra_specs: Dict[str, str]) -> bool:
+    def pci_requests(self, extra_specs: Dict[str, str],
+                     aliases: Optional[List[str]] = None
+                     ) -> 'objects.InstancePCIRequests':
+        """What Nova's API makes of a flavor's pci_passthrough:alias
+        through [pci] alias: this host's, or `aliases` (JSON, as another
+        service such as nova-cloud-controller has them)."""
+        if aliases is not None:
+            CONF.set_override('alias', aliases, group='pci')
+        _clear_alias_cache()
+        try:
+            return pci_request.get_pci_requests_from_flavor(
+                objects.Flavor(extra_specs=extra_specs))
+        finally:
+            if aliases is not None:
+                CONF.clear_override('alias', group='pci')
+            _clear_alias_cache()
+
+    def flavor_fits(self, extra_specs: Dict[str, str],
+                    aliases: Optional[List[str]] = None) -> bool:
         """Whether a flavor with these extra specs (pci_passthrough:alias)
         resolves through [pci] alias to devices this host's tracker has
         (as the scheduler's PciPassthroughFilter asks it)."""
-        flavor = objects.Flavor(extra_specs=extra_specs)
-        requests = pci_request.get_pci_requests_from_flavor(flavor)
+        requests = self.pci_requests(extra_specs, aliases)
         return bool(requests.requests) and \
             self.pci_tracker.stats.support_requests(requests.requests, None)
 
@@ -319,6 +348,14 @@ class NovaCompute(fixtures.Fixture):
             'resources': {resource_class: 1}}})
         return [(_address_of(name), mdev_type)
                 for name, mdev_type in self.created[before:]]
+
+
+def _clear_alias_cache() -> None:
+    """nova 34 reads [pci] alias once per process (Nova's own tests reset
+    it too); before, every call reads it."""
+    aliases = getattr(pci_request, 'get_alias_from_config', None)
+    if hasattr(aliases, 'cache_clear'):
+        aliases.cache_clear()
 
 
 def _forget_groups(before: set) -> None:

@@ -14,12 +14,14 @@ so in its status (nova_adds), and every case checks that what Nova takes
 beyond the addresses is exactly what the charm says it takes.
 """
 import importlib.metadata
+import json
 import re
 
 import pytest
 from nova import exception
 
 from charm_side import publish
+from nvidia_vgpu.nova import vfio_migration
 from nova_host import FakeHost, NovaCompute, per_gpu
 from sim.host import vf_addresses
 
@@ -116,10 +118,13 @@ def beyond_the_addresses(compute, nova_conf):
 
 
 def start_nova(tmp_path, nova_conf, pci, mdevs=None, order='lspci',
-               database=False):
+               database=False, versions=None):
+    """versions: (libvirt, QEMU) the fake libvirt reports (default: its
+    own, Nova's minimum libvirt and QEMU)."""
     path = tmp_path / 'nova.conf'
     path.write_text(nova_conf)
-    compute = NovaCompute(str(path), FakeHost(pci, mdevs, order), database)
+    compute = NovaCompute(str(path), FakeHost(pci, mdevs, order, versions),
+                          database)
     compute.setUp()
     STARTED.append(compute)
     return compute
@@ -300,6 +305,14 @@ L40S = '0000:41:00.0'
 L40S_VFS = "{'nvidia-1148': ['0000:41:00.4', '0000:41:00.5']}"
 
 
+# libvirt and QEMU as noble has them (the charm side's default packages)
+NOBLE_VERSIONS = ((10, 0, 0), (8, 2, 2))
+# jammy's: below Nova's minimums for live_migratable devices
+JAMMY_PACKAGES = {'libvirt-daemon-system': '8.0.0-1ubuntu7.11',
+                  'qemu-system-x86': '1:6.2+dfsg-2ubuntu6.24'}
+JAMMY_VERSIONS = ((8, 0, 0), (6, 2, 0))
+
+
 @pytest.mark.skipif(NOVA_MAJOR < 31, reason='Nova takes these VFs from '
                     'Epoxy (31) on; before, the charm is blocked (below)')
 def test_l40s_vfs_through_nova_pci_tracker(tmp_path, fake_commands):
@@ -307,7 +320,7 @@ def test_l40s_vfs_through_nova_pci_tracker(tmp_path, fake_commands):
                         NOVA_COMMON)
     assert published.status is None, published.status
     compute = start_nova(tmp_path, published.nova_conf, [l40s(L40S)],
-                         database=True)
+                         database=True, versions=NOBLE_VERSIONS)
     assert compute.report() == {}   # nothing through mdev
     # Placement: the two typed VFs, under their GPU, in the type's class.
     assert compute.report_pci() == {L40S: {'CUSTOM_NVIDIA_1148': 2}}
@@ -317,6 +330,96 @@ def test_l40s_vfs_through_nova_pci_tracker(tmp_path, fake_commands):
         {'pci_passthrough:alias': 'nvidia-1148:2'})
     assert not compute.flavor_fits(
         {'pci_passthrough:alias': 'nvidia-1148:3'})
+
+
+def device_specs_and_aliases(nova_conf):
+    """[pci] device_spec and alias values, as JSON objects."""
+    return [json.loads(value) for value in re.findall(
+        r'(?m)^(?:device_spec|alias) = (.*)$', nova_conf)]
+
+
+@pytest.mark.skipif(NOVA_MAJOR < 31, reason='live_migratable PCI devices '
+                    'from Epoxy (31) on')
+def test_nova_s_own_minimums_are_the_charm_s():
+    from nova.virt.libvirt import driver
+    assert (driver.MIN_VFIO_PCI_VARIANT_LIBVIRT_VERSION,
+            driver.MIN_VFIO_PCI_VARIANT_QEMU_VERSION) == tuple(
+                minimum for _, minimum in vfio_migration.MINIMUMS)
+
+
+@pytest.mark.skipif(NOVA_MAJOR < 31, reason='live_migratable PCI devices '
+                    'from Epoxy (31) on')
+def test_live_migratable_vfs_where_libvirt_and_qemu_allow_it(
+        tmp_path, fake_commands):
+    published = publish(tmp_path, fake_commands, [l40s(L40S)], L40S_VFS,
+                        NOVA_COMMON)
+    assert published.status is None, published.status
+    entries = device_specs_and_aliases(published.nova_conf)
+    assert len(entries) == 3    # two VFs, one alias
+    assert all(entry['live_migratable'] == 'yes' for entry in entries)
+    compute = start_nova(tmp_path, published.nova_conf, [l40s(L40S)],
+                         database=True, versions=NOBLE_VERSIONS)
+    # nova-compute's own start check (init_host) accepts it here.
+    compute.driver._check_pci_whitelist()
+    assert compute.report_pci() == {L40S: {'CUSTOM_NVIDIA_1148': 2}}
+    # The alias, as published and as nova-cloud-controller must have it,
+    # asks for live-migratable VFs (conductor migrates only such
+    # requests), and they fit on the published VFs.
+    alias = {'pci_passthrough:alias': 'nvidia-1148:2'}
+    controller_alias = [line.split(' = ', 1)[1] for line in
+                        published.nova_conf.splitlines()
+                        if line.startswith('alias = ')]
+    for aliases in (None, controller_alias):
+        requests = compute.pci_requests(alias, aliases)
+        assert [request.is_live_migratable()
+                for request in requests.requests] == [True]
+        assert compute.flavor_fits(alias, aliases)
+    # A controller alias without the tag still places guests here, but
+    # Nova will not live-migrate them.
+    untagged = [json.dumps({key: value for key, value in json.loads(
+        controller_alias[0]).items() if key != 'live_migratable'})]
+    assert not compute.pci_requests(
+        alias, untagged).requests[0].is_live_migratable()
+    assert compute.flavor_fits(alias, untagged)
+
+
+@pytest.mark.skipif(NOVA_MAJOR < 31, reason='live_migratable PCI devices '
+                    'from Epoxy (31) on')
+def test_no_live_migratable_tag_below_nova_s_minimums(tmp_path,
+                                                      fake_commands):
+    published = publish(tmp_path, fake_commands, [l40s(L40S)], L40S_VFS,
+                        NOVA_COMMON, packages=JAMMY_PACKAGES)
+    assert published.status is None, published.status
+    assert 'live_migratable' not in published.nova_conf
+    compute = start_nova(tmp_path, published.nova_conf, [l40s(L40S)],
+                         database=True, versions=JAMMY_VERSIONS)
+    compute.driver._check_pci_whitelist()    # nova-compute starts
+    assert compute.report_pci() == {L40S: {'CUSTOM_NVIDIA_1148': 2}}
+    assert compute.flavor_fits({'pci_passthrough:alias': 'nvidia-1148:2'})
+    # A controller alias asking for live-migratable VFs finds none here.
+    tagged = [json.dumps(dict(entry, live_migratable='yes'))
+              for entry in device_specs_and_aliases(published.nova_conf)
+              if 'device_type' in entry]
+    assert not compute.flavor_fits(
+        {'pci_passthrough:alias': 'nvidia-1148:1'}, tagged)
+
+
+@pytest.mark.skipif(NOVA_MAJOR < 31, reason='live_migratable PCI devices '
+                    'from Epoxy (31) on')
+@pytest.mark.parametrize('versions', [
+    pytest.param(JAMMY_VERSIONS, id='both below'),
+    pytest.param(((9, 6, 0), (8, 2, 2)), id='libvirt below'),
+    pytest.param(((10, 0, 0), (8, 2, 1)), id='QEMU below')])
+def test_with_the_tag_an_older_libvirt_or_qemu_stops_nova_compute(
+        tmp_path, fake_commands, versions):
+    # ... which is why the charm leaves it out there: what it publishes
+    # on noble, on a host below either minimum.
+    published = publish(tmp_path, fake_commands, [l40s(L40S)], L40S_VFS,
+                        NOVA_COMMON)
+    compute = start_nova(tmp_path, published.nova_conf, [l40s(L40S)],
+                         versions=versions)
+    with pytest.raises(exception.InvalidConfiguration):
+        compute.driver._check_pci_whitelist()
 
 
 @pytest.mark.skipif(NOVA_MAJOR >= 31, reason='Epoxy and later take them')

@@ -13,8 +13,8 @@ from charm_side import publish
 from nova_host import per_gpu
 from sim.host import vf_addresses
 from test_nova_counts import (  # noqa: F401 (stop_nova: autouse fixture)
-    A40_1, A40_2, L40S, L40S_VFS, NOVA_COMMON, NOVA_MAJOR, a40, l40s, nova_on,
-    start_nova, stop_nova, v100)
+    A40_1, A40_2, L40S, L40S_VFS, NOBLE_VERSIONS, NOVA_COMMON, NOVA_MAJOR, a40,
+    l40s, nova_on, start_nova, stop_nova, v100)
 
 PER_PROFILE = 'per-profile'
 V100_1, V100_2 = '0000:84:00.0', '0000:85:00.0'
@@ -90,7 +90,8 @@ def test_l40s_vfs_in_the_profiles_class_through_the_alias(tmp_path,
                         NOVA_COMMON, resource_class=PER_PROFILE)
     assert published.status is None, published.status
     compute = start_nova(tmp_path, published.nova_conf, [l40s(L40S)],
-                         database=True)
+                         database=True, versions=NOBLE_VERSIONS)
+    compute.driver._check_pci_whitelist()   # live_migratable: accepted
     assert compute.report_pci() == {L40S: {'CUSTOM_VGPU_L40S_2Q': 2}}
     assert compute.flavor_fits(
         {'pci_passthrough:alias': 'CUSTOM_VGPU_L40S_2Q:2'})

@@ -19,6 +19,7 @@ class FakeCommands:
         'with open({log!r}, "a") as log:\n'
         '    log.write(json.dumps([name] + sys.argv[1:]) + "\\n")\n'
         'spec = json.load(open({specs!r})).get(name, {{}})\n'
+        'spec = spec.get("by_last_argument", {{}}).get(sys.argv[-1], spec)\n'
         'sys.stdout.write(spec.get("stdout", ""))\n'
         'sys.stderr.write(spec.get("stderr", ""))\n'
         'sys.exit(spec.get("exit", 0))\n')
@@ -37,8 +38,10 @@ class FakeCommands:
         with open(self.specs, 'w') as stream:
             json.dump(self._specs, stream)
 
-    def set(self, name, stdout='', exit=0, stderr=''):
-        """Make `name` print stdout/stderr and exit with `exit`."""
+    def set(self, name, stdout='', exit=0, stderr='', by_last_argument=None):
+        """Make `name` print stdout/stderr and exit with `exit`;
+        by_last_argument: last argument -> {stdout, exit, stderr} where it
+        answers otherwise (dpkg-query for one package)."""
         path = os.path.join(self.bin, name)
         if not os.path.exists(path):
             with open(path, 'w') as stream:
@@ -46,7 +49,8 @@ class FakeCommands:
                     python=sys.executable, log=self.log, specs=self.specs))
             os.chmod(path, 0o755)
         self._specs[name] = {'stdout': stdout, 'exit': exit,
-                             'stderr': stderr}
+                             'stderr': stderr,
+                             'by_last_argument': by_last_argument or {}}
         self._save()
 
     @property

@@ -162,12 +162,25 @@ def l40s(address: str = '0000:41:00.0', vf_count: int = 8,
                  offered, device_ids={vf: '26b9' for vf in vfs})
 
 
+# What noble (24.04) installs with nova-compute: Nova's minimums for
+# live_migratable VFs exactly (vfio_migration.MINIMUMS).
+NOBLE_LIBVIRT = '10.0.0-2ubuntu8'
+NOBLE_QEMU = '1:8.2.2+ds-0ubuntu1'
+NOBLE = (NOBLE_LIBVIRT, NOBLE_QEMU)
+
+
 def host(*boards: Board, nova: Optional[str] = YOGA,
-         driver: Optional[str] = DRIVER) -> model.HostSnapshot:
-    """A host with these GPUs; the driver's tables only while it runs."""
+         driver: Optional[str] = DRIVER,
+         libvirt_qemu: Tuple[Optional[str], Optional[str]] = NOBLE
+         ) -> model.HostSnapshot:
+    """A host with these GPUs; the driver's tables only while it runs;
+    libvirt's and QEMU's versions, read where a GPU runs the
+    vendor-specific VFIO driver (as snapshot.read does)."""
     offered: Dict[str, Dict[str, str]] = {}
     for board in boards:
         offered.update(board.offered)
+    if not any(board.gpu.vendor_vfio for board in boards):
+        libvirt_qemu = (None, None)
     return model.HostSnapshot(
         tuple(board.function for board in boards),
         tuple(board.gpu for board in boards), driver, nova,
@@ -175,7 +188,8 @@ def host(*boards: Board, nova: Optional[str] = YOGA,
         type_descriptions={board.gpu.address: board.descriptions
                            for board in boards if board.descriptions},
         vf_device_ids={vf: device_id for board in boards
-                       for vf, device_id in board.device_ids.items()})
+                       for vf, device_id in board.device_ids.items()},
+        libvirt_version=libvirt_qemu[0], qemu_version=libvirt_qemu[1])
 
 
 def with_mdev_guests(snapshot: model.HostSnapshot,
@@ -246,15 +260,18 @@ def queens(vgpu_type: str) -> Dict[str, list]:
 
 
 def pci(vfs: Sequence[str], resource_class: str, alias: str,
-        product: str = '26b9') -> Dict[str, list]:
-    """[pci] for typed VFs, written as nova-compute receives it."""
+        product: str = '26b9', live: bool = True) -> Dict[str, list]:
+    """[pci] for typed VFs, written as nova-compute receives it; live:
+    tagged live_migratable (what a host with noble's libvirt and QEMU
+    gets)."""
+    tag = '"live_migratable": "yes", ' if live else ''
     entries = [['device_spec', (
-        '{{"address": "{}", "managed": "no", "product_id": "{}", '
+        '{{"address": "{}", {}"managed": "no", "product_id": "{}", '
         '"resource_class": "{}", "vendor_id": "10de"}}').format(
-            vf, product, resource_class)] for vf in vfs]
+            vf, tag, product, resource_class)] for vf in vfs]
     entries.append(['alias', (
-        '{{"device_type": "type-VF", "name": "{}", "product_id": "{}", '
+        '{{"device_type": "type-VF", {}"name": "{}", "product_id": "{}", '
         '"resource_class": "{}", "vendor_id": "10de"}}').format(
-            alias, product, resource_class)])
+            tag, alias, product, resource_class)])
     entries.append(['report_in_placement', 'True'])
     return {'pci': entries}

@@ -280,6 +280,24 @@ def test_migration_readiness_compares_upstream_versions():
         ('29.0.0', True), (None, False), ('8.1.0', True), ('5.18.0', True)]
 
 
+def test_typed_vfs_are_held_to_nova_s_vfio_variant_minimums():
+    # What the unit's status says too (vfio_migration.py): libvirt 9.6.0
+    # meets the mdev minimum, not this one.
+    older = model.Versions('3:31.0.0-0ubuntu1~cloud0', '9.6.0-1ubuntu1',
+                           '1:8.2.2+ds-0ubuntu1', '6.8.0-49-generic')
+    assert verdict.migration_readiness(older)['ready'] is True
+    vfio = verdict.migration_readiness(older, vendor_vfio=True)
+    assert vfio['ready'] is False
+    assert [(c['component'], c['minimum'], c['ok'])
+            for c in vfio['checks']] == [
+        ('nova', '31.0.0', True), ('libvirt', '10.0.0', False),
+        ('qemu', '8.2.2', True), ('linux', '5.18', True)]
+    caracal = verdict.migration_readiness(model.Versions(
+        '3:29.2.0-0ubuntu1', '10.0.0-2ubuntu8', '1:8.2.2+ds-0ubuntu1',
+        '6.8.0-49-generic'), vendor_vfio=True)
+    assert [c['ok'] for c in caracal['checks']] == [False, True, True, True]
+
+
 def test_the_table_has_a_line_per_gpu_then_findings_and_verdict():
     facts = v100_host(mdevs=[(UUID_A, V100_A, 'nvidia-105')])
     result = verdict.report(facts, model.Versions(

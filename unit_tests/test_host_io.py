@@ -431,6 +431,41 @@ def test_versions_for_migration_come_from_dpkg_and_proc(
         'libvirt-daemon-system', 'qemu-system-x86']
 
 
+@pytest.mark.parametrize('gpu, asked', [
+    pytest.param({'address': '0000:41:00.0', 'vendor': '10de',
+                  'device': '26b9', 'class': '030200', 'sriov': {
+                      'total_vfs': 2, 'vf_vgpu_types': {
+                          1148: 'NVIDIA L40S-2Q'}}},
+                 ['libvirt-daemon-system', 'qemu-system-x86'],
+                 id='vendor-specific VFIO: libvirt and QEMU asked'),
+    pytest.param({'address': '0000:84:00.0', 'vendor': '10de',
+                  'device': '1db4', 'class': '030200', 'mdev_types': {
+                      'nvidia-108': {'name': 'GRID V100-8Q',
+                                     'available_instances': 2}}},
+                 [], id='mdev: no package asked'),
+])
+def test_the_snapshot_asks_libvirt_and_qemu_only_on_vendor_vfio(
+        host_root, gpu, asked):
+    from nvidia_vgpu.host import snapshot
+    simhost.generate_sysfs(host_root, [gpu], {
+        'nvidia_loaded': True, 'vfs': {gpu['address']: 2}
+        if gpu.get('sriov') else {}})
+    versions = {'libvirt-daemon-system': '10.0.0-2ubuntu8',
+                'qemu-system-x86': '1:8.2.2+ds-0ubuntu1'}
+    calls = []
+
+    def installed(package):
+        calls.append(package)
+        return versions.get(package)
+
+    found = snapshot.read('3:31.0.0-0ubuntu1', (model.PciFunction(
+        gpu['address'], '0302', '10de', gpu['device']),), installed=installed)
+    assert calls == asked
+    assert (found.libvirt_version, found.qemu_version) == (
+        (versions['libvirt-daemon-system'], versions['qemu-system-x86'])
+        if asked else (None, None))
+
+
 def test_the_vf_types_the_charm_gave_are_read_back(host_root):
     from nvidia_vgpu.host import boot_records
     assert boot_records.recorded_vf_types() == {}

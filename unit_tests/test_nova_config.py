@@ -2,6 +2,8 @@
 checked through the consumer itself: charmhelpers' SubordinateConfigContext
 (as charm-nova-compute configures it) reading fake relation data."""
 
+import json
+
 import pytest
 
 from nova_consumer import consume, published, render, render_text
@@ -104,8 +106,49 @@ def test_pci_passthrough_entries_for_typed_vfs(fake_commands):
         'report_in_placement = True']
 
 
+def test_live_migratable_typed_vfs(fake_commands):
+    """Where the host's libvirt and QEMU allow it, every device_spec and
+    every alias say live_migratable "yes" (Nova live-migrates a guest's
+    VF only where both say so), in the same sorted JSON."""
+    entries = nova_config.pci_passthrough_section({
+        'nvidia-1148': [('0000:41:00.4', '26b9'), ('0000:41:00.5', '26b9')],
+        'nvidia-1155': [('0000:41:00.6', '26b9')]},
+        live_migratable=True)
+    text = render_text(consume(fake_commands, published({'pci': entries})))
+    assert text.splitlines()[:7] == [
+        '[pci]',
+        'device_spec = {"address": "0000:41:00.4", "live_migratable": '
+        '"yes", "managed": "no", "product_id": "26b9", "resource_class": '
+        '"CUSTOM_NVIDIA_1148", "vendor_id": "10de"}',
+        'device_spec = {"address": "0000:41:00.5", "live_migratable": '
+        '"yes", "managed": "no", "product_id": "26b9", "resource_class": '
+        '"CUSTOM_NVIDIA_1148", "vendor_id": "10de"}',
+        'device_spec = {"address": "0000:41:00.6", "live_migratable": '
+        '"yes", "managed": "no", "product_id": "26b9", "resource_class": '
+        '"CUSTOM_NVIDIA_1155", "vendor_id": "10de"}',
+        'alias = {"device_type": "type-VF", "live_migratable": "yes", '
+        '"name": "nvidia-1148", "product_id": "26b9", "resource_class": '
+        '"CUSTOM_NVIDIA_1148", "vendor_id": "10de"}',
+        'alias = {"device_type": "type-VF", "live_migratable": "yes", '
+        '"name": "nvidia-1155", "product_id": "26b9", "resource_class": '
+        '"CUSTOM_NVIDIA_1155", "vendor_id": "10de"}',
+        'report_in_placement = True']
+
+
+def test_never_live_migratable_no(fake_commands):
+    """Where it does not hold, no tag at all: any value, "no" included,
+    makes nova-compute check libvirt's and QEMU's versions at start."""
+    vfs = {'nvidia-1148': [('0000:41:00.4', '26b9')]}
+    assert nova_config.pci_passthrough_section(vfs) == \
+        nova_config.pci_passthrough_section(vfs, live_migratable=False)
+    assert 'live_migratable' not in json.dumps(
+        nova_config.pci_passthrough_section(vfs))
+
+
 def test_no_typed_vfs_no_pci_entries():
     assert nova_config.pci_passthrough_section({}) == []
+    assert nova_config.pci_passthrough_section(
+        {}, live_migratable=True) == []
 
 
 def test_per_profile_classes_render_beside_their_addresses(fake_commands):

@@ -22,10 +22,10 @@ from nvidia_vgpu import model, status
 from nvidia_vgpu.nova import guest_safety, plan
 from snapshots import (
     A100_MIG, A100_VFS, A40_51, A40_52, A40S, CARACAL, EPOXY, GUEST_A,
-    GUEST_B, L40S_VFS, QUEENS, QUEENS_REASON, USSURI, USSURI_REASON,
-    V100_16C, V100S, VICTORIA, VICTORIA_BEFORE_FIX, WALLABY, YOGA, a100, a40,
-    host, l40s, pci, queens, rules, shut_off, t4, ussuri, v100,
-    vf_addresses, with_mdev_guests, with_vf_guests, xena)
+    GUEST_B, L40S_VFS, NOBLE_LIBVIRT, NOBLE_QEMU, QUEENS, QUEENS_REASON,
+    USSURI, USSURI_REASON, V100_16C, V100S, VICTORIA, VICTORIA_BEFORE_FIX,
+    WALLABY, YOGA, a100, a40, host, l40s, pci, queens, rules, shut_off, t4,
+    ussuri, v100, vf_addresses, with_mdev_guests, with_vf_guests, xena)
 # The charm module, freshly imported, and nova-common as dpkg reports it.
 from test_charm_class import charm_module, installed  # noqa: F401
 
@@ -112,6 +112,13 @@ TWO_TYPES = ('Invalid vgpu-device-mappings: 2 vGPU types on this host, but '
              '{} (nova {}); keep one type, or upgrade to Victoria (nova '
              '22.2.1) or later')
 V100_TWO = "{'nvidia-108': ['0000:84:00.0'], 'nvidia-105': ['0000:85:00.0']}"
+L40S_VFS_FOUND = '1 NVIDIA GPU (device 10de:26b9); {} SR-IOV VFs'
+# Typed VFs published live_migratable (noble's libvirt and QEMU, or newer)
+L40S_READY = L40S_VFS_FOUND + '; typed VFs live-migratable'
+NOT_MIGRATABLE = (
+    'Typed VFs not live-migratable (this host has {}; Nova needs libvirt '
+    '10.0.0 and QEMU 8.2.2): guests on them cannot be live-migrated until {} '
+    'upgraded; ')
 
 CASES = [
     # ------------------------------------------------- nova, releases
@@ -292,8 +299,7 @@ CASES = [
     case('profile on vendor-specific VFIO: read from the VFs tables',
          host(l40s(), nova=EPOXY), "{'L40S-2Q': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
-         ready('1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs; L40S-2Q is '
-               'nvidia-1148'),
+         ready(L40S_READY.format(8) + '; L40S-2Q is nvidia-1148'),
          vf_types={'nvidia-1148': list(L40S_VFS)}),
 
     # ---------------------------------------------------------- SR-IOV
@@ -545,7 +551,7 @@ CASES = [
          host(l40s(vf_count=4), nova=EPOXY),
          "{'nvidia-1155': ['0000:41:00.0']}",
          pci(L40S_VFS[:4], 'CUSTOM_NVIDIA_1155', 'nvidia-1155'),
-         ready('1 NVIDIA GPU (device 10de:26b9); 4 SR-IOV VFs'),
+         ready(L40S_READY.format(4)),
          vf_types={'nvidia-1155': list(L40S_VFS[:4])},
          published={'nvidia-1148': list(L40S_VFS[:4])}),
 
@@ -554,8 +560,54 @@ CASES = [
     case('epoxy: typed VFs go to nova through PCI passthrough',
          host(l40s(), nova=EPOXY), "{'nvidia-1148': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
-         ready('1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs'),
+         ready(L40S_READY.format(8)),
          vf_types={'nvidia-1148': list(L40S_VFS)}),
+    # no-mdev/l40s-old-libvirt.yaml
+    case('libvirt below Nova\'s minimum: no tag, not ready',
+         host(l40s(), nova=EPOXY, libvirt_qemu=(
+             '9.0.0-0ubuntu1', NOBLE_QEMU)),
+         "{'nvidia-1148': ['0000:41:00.0']}",
+         pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148', live=False),
+         ('active', NOT_MIGRATABLE.format(
+             'libvirt 9.0.0 and QEMU 8.2.2', 'libvirt is') +
+          L40S_VFS_FOUND.format(8)),
+         vf_types={'nvidia-1148': list(L40S_VFS)}),
+    case('QEMU below Nova\'s minimum: no tag, not ready',
+         host(l40s(), nova=EPOXY, libvirt_qemu=(
+             NOBLE_LIBVIRT, '1:8.2.1+ds-0ubuntu1')),
+         "{'nvidia-1148': ['0000:41:00.0']}",
+         pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148', live=False),
+         ('active', NOT_MIGRATABLE.format(
+             'libvirt 10.0.0 and QEMU 8.2.1', 'QEMU is') +
+          L40S_VFS_FOUND.format(8)),
+         vf_types={'nvidia-1148': list(L40S_VFS)}),
+    case('neither installed (unknown): no tag, not ready',
+         host(l40s(), nova=EPOXY, libvirt_qemu=(None, None)),
+         "{'nvidia-1148': ['0000:41:00.0']}",
+         pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148', live=False),
+         ('active', NOT_MIGRATABLE.format(
+             'no libvirt package and no QEMU package', 'libvirt and QEMU are')
+          + L40S_VFS_FOUND.format(8)),
+         vf_types={'nvidia-1148': list(L40S_VFS)}),
+    case('newer than the minimums (flamingo UCA): tagged, ready',
+         host(l40s(), nova=EPOXY, libvirt_qemu=(
+             '11.6.0-0ubuntu1~cloud0', '1:10.1.0+ds-5ubuntu1~cloud0')),
+         "{'nvidia-1148': ['0000:41:00.0']}",
+         pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
+         ready(L40S_READY.format(8)),
+         vf_types={'nvidia-1148': list(L40S_VFS)}),
+    case('a guest holds a retype: what Nova keeps is tagged the same way',
+         with_vf_guests(host(l40s(vf_count=4), nova=EPOXY, libvirt_qemu=(
+             '9.0.0-0ubuntu1', None)),
+             ('0000:41:00.4', 1148, ['instance-0000004a'])),
+         "{'nvidia-1155': ['0000:41:00.0']}",
+         pci(L40S_VFS[:4], 'CUSTOM_NVIDIA_1148', 'nvidia-1148', live=False),
+         ('waiting', HELD.format('0000:41:00.0 keeps nvidia-1148 for '
+                                 'instance-0000004a (wanted: nvidia-1155)')),
+         held=[('0000:41:00.0', ('nvidia-1148',), ('nvidia-1155',),
+                ['instance-0000004a'])],
+         vf_types={'nvidia-1148': list(L40S_VFS[:4])},
+         published={'nvidia-1148': list(L40S_VFS[:4])}),
     # no-mdev/l40s-caracal.yaml, step 4
     case('before epoxy: vendor-specific VFIO refused naming nova',
          host(l40s(), nova=CARACAL), "{'nvidia-1148': ['0000:41:00.0']}",
@@ -679,8 +731,8 @@ CASES = [
     case('per-profile on vendor-specific VFIO: PCI entries under the class',
          host(l40s(), nova=EPOXY), "{'nvidia-1148': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_VGPU_L40S_2Q', 'CUSTOM_VGPU_L40S_2Q'),
-         ready('1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs; nvidia-1148 '
-               'as CUSTOM_VGPU_L40S_2Q'),
+         ready(L40S_READY.format(8) + '; nvidia-1148 as '
+               'CUSTOM_VGPU_L40S_2Q'),
          vf_types={'nvidia-1148': list(L40S_VFS)},
          resource_class='per-profile'),
     # resource-class/a40-caracal-two-types.yaml, step 7

@@ -1,7 +1,8 @@
 """NVIDIA's vendor-specific VFIO driver (no mdev): scenarios/no-mdev/."""
 import json
 
-from simulation import scenario
+from simulation import run_yaml, scenario
+from test_scenarios_guests import until
 
 VFS = ['0000:41:00.4', '0000:41:00.5', '0000:41:00.6', '0000:41:00.7',
        '0000:41:01.0', '0000:41:01.1', '0000:41:01.2', '0000:41:01.3']
@@ -52,3 +53,44 @@ def test_before_epoxy_the_status_says_it_needs_a_newer_openstack():
                    'use a vGPU driver with mdev'}
     assert pci_section(output) == {}
     assert output['host']['vf_vgpu_types'] == {}
+
+
+def test_typed_vfs_are_live_migratable_with_noble_s_libvirt_and_qemu():
+    output = scenario('no-mdev/l40s-epoxy.yaml')
+    entries = [json.loads(value) for key, value in pci_section(output)['pci']
+               if key in ('device_spec', 'alias')]
+    assert len(entries) == 9    # 8 VFs, 1 alias
+    assert all(entry['live_migratable'] == 'yes' for entry in entries)
+    assert output['status'] == {
+        'workload': 'active',
+        'message': 'Unit is ready: 1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV '
+                   'VFs; typed VFs live-migratable'}
+
+
+def test_below_nova_s_minimums_no_tag_and_not_ready_until_upgraded(
+        tmp_path):
+    name = 'no-mdev/l40s-epoxy-old-libvirt.yaml'
+    before = run_yaml(tmp_path, until(name, 5))
+    entries = [json.loads(value) for key, value in pci_section(before)['pci']
+               if key in ('device_spec', 'alias')]
+    # Exactly what is published without the tag: nothing says "no".
+    assert len(entries) == 9
+    assert not any('live_migratable' in entry for entry in entries)
+    output = scenario(name)
+    after_reboot = output['steps'][4]
+    assert after_reboot['status'] == {
+        'workload': 'active',
+        'message': 'Typed VFs not live-migratable (this host has libvirt '
+                   '9.6.0 and QEMU 8.0.4; Nova needs libvirt 10.0.0 and QEMU '
+                   '8.2.2): guests on them cannot be live-migrated until '
+                   'libvirt and QEMU are upgraded; 1 NVIDIA GPU (device '
+                   '10de:26b9); 8 SR-IOV VFs'}
+    assert after_reboot['relation_sets'] == 1
+    # Once the principal upgrades them, update-status tags every entry.
+    upgraded = output['steps'][-1]
+    assert upgraded['relation_sets'] == 1
+    assert upgraded['status']['message'].endswith(
+        '; typed VFs live-migratable')
+    assert all('"live_migratable": "yes"' in value
+               for key, value in pci_section(output)['pci']
+               if key in ('device_spec', 'alias'))

@@ -146,6 +146,9 @@ NOVA_ADDS = (' (before Caracal, Nova gives a host\'s only vGPU type to '
     pytest.param(host(l40s()), nova_plan(vf_count=8),
                  '1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs',
                  id='a board newer than pci.ids, its VFs'),
+    pytest.param(host(l40s()), nova_plan(vf_count=8, live_migratable=True),
+                 '1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs; typed VFs '
+                 'live-migratable', id='typed VFs published live_migratable'),
     pytest.param(
         A40_HOST, nova_plan(vf_count=64, sriov_capacity={
             'nvidia-557': {'0000:51:00.0': 24, '0000:52:00.0': 12},
@@ -186,3 +189,29 @@ NOVA_ADDS = (' (before Caracal, Nova gives a host\'s only vGPU type to '
 def test_ready(snapshot, plan, expected):
     assert status.ready(snapshot, plan) == ('active',
                                             'Unit is ready: ' + expected)
+
+
+NOT_MIGRATABLE = (
+    'Typed VFs not live-migratable (this host has {}; Nova needs libvirt '
+    '10.0.0 and QEMU 8.2.2): guests on them cannot be live-migrated until {} '
+    'upgraded; 1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs')
+
+
+@pytest.mark.parametrize('versions, shortfall, found, upgrade', [
+    pytest.param(('9.0.0-0ubuntu1', '1:8.2.2+ds-0ubuntu1'), ['libvirt'],
+                 'libvirt 9.0.0 and QEMU 8.2.2', 'libvirt is',
+                 id='libvirt low'),
+    pytest.param(('10.0.0-2ubuntu8', '1:6.2+dfsg-2ubuntu6'), ['QEMU'],
+                 'libvirt 10.0.0 and QEMU 6.2', 'QEMU is', id='QEMU low'),
+    pytest.param((None, None), ['libvirt', 'QEMU'],
+                 'no libvirt package and no QEMU package',
+                 'libvirt and QEMU are', id='neither known'),
+])
+def test_not_live_migratable_is_not_ready(versions, shortfall, found,
+                                          upgrade):
+    """The vGPUs work, but guests on them cannot move: active, and the
+    line does not say the unit is ready; what falls short comes first."""
+    snapshot = host(l40s(), libvirt_qemu=versions)
+    assert status.ready(snapshot, nova_plan(
+        vf_count=8, migration_shortfall=shortfall)) == (
+            'active', NOT_MIGRATABLE.format(found, upgrade))

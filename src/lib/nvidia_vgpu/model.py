@@ -271,9 +271,10 @@ class NovaRules(NamedTuple):
 class HostSnapshot(NamedTuple):
     """Everything a hook decides from, read from the host once.
 
-    Files only (lspci aside): sysfs, libvirt's definitions, the charm's
-    own records under /var/lib; the Nova version comes from the hook's
-    release selection, which read it already.
+    Files only (lspci aside, and dpkg for libvirt's and QEMU's versions
+    where a GPU runs the vendor-specific VFIO driver): sysfs, libvirt's
+    definitions, the charm's own records under /var/lib; the Nova version
+    comes from the hook's release selection, which read it already.
     """
 
     functions: Tuple[PciFunction, ...]   # NVIDIA physical GPUs (lspci)
@@ -300,6 +301,10 @@ class HostSnapshot(NamedTuple):
     # where the charm last saw each vGPU: uuid -> (parent, type)
     recorded_mdevs: Mapping[str, Tuple[str, str]] = {}
     recorded_vf_types: Mapping[str, int] = {}  # VF -> type it was given
+    # libvirt's and QEMU's Debian versions, read only where a GPU runs
+    # the vendor-specific VFIO driver (None: not read, or not installed)
+    libvirt_version: Optional[str] = None
+    qemu_version: Optional[str] = None
 
 
 class SriovWork(NamedTuple):
@@ -337,3 +342,8 @@ class NovaPlan(NamedTuple):
     offered: Optional[Offered] = None
     # type -> devices Nova gives it beyond the mappings (one type, < 29)
     nova_adds: Dict[str, List[str]] = {}
+    # vendor-specific VFIO: the typed VFs are published live_migratable;
+    # else, where typed VFs are published, what is below Nova's minimum
+    # for that (libvirt, QEMU)
+    live_migratable: bool = False
+    migration_shortfall: List[str] = []

@@ -10,7 +10,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from nvidia_vgpu import model
 from nvidia_vgpu.nova import (
-    capacity, guest_safety, nova_config, profiles, resource_classes)
+    capacity, guest_safety, nova_config, profiles, resource_classes,
+    vfio_migration)
 
 
 def describe_gpus(gpus: Iterable[model.PciFunction]) -> str:
@@ -91,15 +92,33 @@ def pending_for_nova(plan: model.NovaPlan,
 
 def ready(snapshot: model.HostSnapshot,
           plan: model.NovaPlan) -> Tuple[str, str]:
-    """'Unit is ready: ...' naming the GPUs and what each type got."""
-    message = 'Unit is ready: ' + describe_gpus(snapshot.functions)
+    """'Unit is ready: ...' naming the GPUs and what each type got; where
+    typed VFs cannot be live_migratable, what falls short first instead
+    (the vGPUs work, but guests on them cannot move: not ready)."""
+    message = describe_gpus(snapshot.functions)
     if not snapshot.functions:
-        return 'active', message + ' on this host'
+        return 'active', 'Unit is ready: ' + message + ' on this host'
     if plan.vf_count:
         message += '; {} SR-IOV VFs'.format(plan.vf_count)
+    if plan.live_migratable:
+        message += '; ' + LIVE_MIGRATABLE
     for phrase in _phrases(snapshot, plan):
         message += '; ' + phrase
-    return 'active', message
+    short = plan.migration_shortfall
+    if short:
+        return 'active', NOT_LIVE_MIGRATABLE.format(
+            vfio_migration.found_and_needed(snapshot.libvirt_version,
+                                            snapshot.qemu_version),
+            ' and '.join(short), 'is' if len(short) == 1 else 'are',
+            message)
+    return 'active', 'Unit is ready: ' + message
+
+
+LIVE_MIGRATABLE = 'typed VFs live-migratable'
+# Where Nova cannot be told so: not ready, what falls short first.
+NOT_LIVE_MIGRATABLE = (
+    'Typed VFs not live-migratable ({}): guests on them cannot be '
+    'live-migrated until {} {} upgraded; {}')
 
 
 def _phrases(snapshot: model.HostSnapshot,

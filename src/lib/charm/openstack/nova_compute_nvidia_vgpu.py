@@ -129,7 +129,8 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
     def host(self) -> model.HostSnapshot:
         """The host as this hook found it (one lspci per hook)."""
         return snapshot.read(installed_nova_version(),
-                             names=self._names_needed())
+                             names=self._names_needed(),
+                             installed=installed_version)
 
     def _names_needed(self) -> bool:
         return plan.needs_type_names(
@@ -141,7 +142,7 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
         answer aside, and plan again."""
         self.__dict__['host'] = snapshot.read(
             installed_nova_version(), self.host.functions,
-            self._names_needed())
+            self._names_needed(), installed_version)
         self.__dict__.pop('nova_plan', None)
 
     def records_changed(self) -> None:

@@ -24,8 +24,9 @@ keeps its type for the guests on it), an attached driver revision that
 waits for guests, settings not handed to Nova yet; and devices Nova
 gives the host's one type beyond the mappings (before Caracal: what that
 Nova does, not drift). Live migration readiness (release and versions
-against Nova's documented minimums) is information, never a failure:
-many clouds do not migrate vGPU guests.
+against Nova's documented minimums, those for typed VFs on the
+vendor-specific VFIO driver) is information, never a failure: many
+clouds do not migrate vGPU guests.
 
 Pure functions: HostFacts in (survey.py and the charm class gather
 them), findings, rows, a table and a status line out.
@@ -34,7 +35,8 @@ from typing import (AbstractSet, Dict, List, Mapping, NamedTuple, Optional,
                     Sequence, Tuple)
 
 from nvidia_vgpu.driver import software
-from nvidia_vgpu.nova import guest_safety, nova_config, releases
+from nvidia_vgpu.nova import (
+    guest_safety, nova_config, releases, vfio_migration)
 from nvidia_vgpu import model
 
 Mappings = Dict[str, List[str]]
@@ -62,6 +64,13 @@ DRIFT = (VFS_MISSING, NOVA_DEVICE_MISSING, NOVA_TYPE_MISSING,
 # Live migration of vGPU guests: Nova's documented minimums (Caracal).
 MIGRATION_MINIMUMS = (('nova', (29, 0, 0)), ('libvirt', (8, 6, 0)),
                       ('qemu', (8, 1, 0)), ('linux', (5, 18)))
+# On NVIDIA's vendor-specific VFIO driver a vGPU is a PCI device: Nova
+# migrates it from Epoxy, on libvirt and QEMU at its minimums for VFIO
+# variant drivers (vfio_migration.py; the kernel's as above).
+VFIO_MIGRATION_MINIMUMS = (
+    ('nova', (31, 0, 0)),
+    ('libvirt', dict(vfio_migration.MINIMUMS)['libvirt']),
+    ('qemu', dict(vfio_migration.MINIMUMS)['QEMU']), ('linux', (5, 18)))
 # Addresses named in one line before "and N more".
 NAMED_DEVICES = 3
 
@@ -363,11 +372,14 @@ def _free(facts: HostFacts, gpu: model.GpuState,
     return sum(counts)
 
 
-def migration_readiness(versions: model.Versions) -> Dict[str, object]:
-    """Each component against Nova's minimum for migrating vGPU guests,
-    and whether all are met."""
+def migration_readiness(versions: model.Versions,
+                        vendor_vfio: bool = False) -> Dict[str, object]:
+    """Each component against Nova's minimum for migrating vGPU guests
+    (vendor_vfio: a GPU here runs the vendor-specific VFIO driver, whose
+    typed VFs have their own), and whether all are met."""
     checks = []
-    for component, minimum in MIGRATION_MINIMUMS:
+    for component, minimum in (VFIO_MIGRATION_MINIMUMS if vendor_vfio
+                               else MIGRATION_MINIMUMS):
         version = getattr(versions, component)
         found = releases.upstream_tuple(version) if version else ()
         checks.append({
@@ -398,7 +410,8 @@ def report(facts: HostFacts, versions: Optional[model.Versions] = None,
         'nvidia_smi': nvidia_smi,
     }
     if versions is not None:
-        result['live_migration'] = migration_readiness(versions)
+        result['live_migration'] = migration_readiness(
+            versions, any(gpu.vendor_vfio for gpu in facts.gpus))
     return result
 
 

@@ -4,27 +4,34 @@ The hook's decisions (nova/plan.py, health/verdict.py) are pure functions
 of this record, so each fact is read once however many decisions use it,
 and a decision can be tested with a record written by hand.
 
-Files only, apart from the one lspci: a host without an NVIDIA GPU reads
-nothing more, and a 16-GPU server reads one VF per GPU for its mdev types
-(every VF of a GPU offers the same types). What only some decisions need
-is read on first use, once: the driver's names of the types (where
-profile names or per-profile classes are used) and a type's description
-(for the capacity of the types an SR-IOV GPU is given).
+Files only, apart from the one lspci (and, on the vendor-specific VFIO
+driver, libvirt's and QEMU's versions from dpkg): a host without an
+NVIDIA GPU reads nothing more, and a 16-GPU server reads one VF per GPU
+for its mdev types (every VF of a GPU offers the same types). What only
+some decisions need is read on first use, once: the driver's names of
+the types (where profile names or per-profile classes are used) and a
+type's description (for the capacity of the types an SR-IOV GPU is
+given).
 """
-from typing import Dict, Iterator, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 from nvidia_vgpu import model
 from nvidia_vgpu.host import (
-    boot_records, inventory, kernel, libvirt, sysfs)
+    boot_records, dpkg, inventory, kernel, libvirt, survey, sysfs)
 
 
 def read(nova_version: Optional[str],
          functions: Optional[Tuple[model.PciFunction, ...]] = None,
-         names: bool = False) -> model.HostSnapshot:
+         names: bool = False,
+         installed: Callable[[str], Optional[str]] = dpkg.installed_version
+         ) -> model.HostSnapshot:
     """The host as it is now; nova_version is what the hook's release
     selection read from dpkg already, functions what lspci said earlier
     in the hook (GPUs do not come or go during one); names: read the
-    driver's name of each mdev type (else '')."""
+    driver's name of each mdev type (else ''); installed: how a package's
+    version is asked (libvirt's and QEMU's, only where a GPU runs the
+    vendor-specific VFIO driver: Nova's minimums for live-migrating its
+    VFs)."""
     if functions is None:
         functions = tuple(inventory.nvidia_gpus())
     gpus = tuple(host_gpu(function) for function in functions)
@@ -32,6 +39,8 @@ def read(nova_version: Optional[str],
     if not gpus:
         return model.HostSnapshot(functions, gpus, driver, nova_version)
     mdev_users, pci_users = libvirt.hostdev_users()
+    libvirt_version, qemu_version = survey.libvirt_and_qemu(installed) \
+        if any(gpu.vendor_vfio for gpu in gpus) else (None, None)
     return model.HostSnapshot(
         functions, gpus, driver, nova_version,
         offered=offered_types(gpus, names) if driver is not None else None,
@@ -44,7 +53,8 @@ def read(nova_version: Optional[str],
         vf_device_ids={vf: sysfs.device_id(vf) for gpu in gpus
                        if gpu.vendor_vfio for vf in gpu.virtual_functions},
         recorded_mdevs=boot_records.recorded_inventory(),
-        recorded_vf_types=boot_records.recorded_vf_types())
+        recorded_vf_types=boot_records.recorded_vf_types(),
+        libvirt_version=libvirt_version, qemu_version=qemu_version)
 
 
 def with_records(snapshot: model.HostSnapshot) -> model.HostSnapshot:

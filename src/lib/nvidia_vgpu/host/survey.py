@@ -6,7 +6,7 @@ live migration depends on.
 Reading only: nothing here changes the host, so the vgpu-health action
 and update-status can both run it.
 """
-from typing import Dict, Iterable, Optional
+from typing import Callable, Dict, Iterable, Optional, Tuple
 
 from nvidia_vgpu.host import dpkg, kernel, sysfs, systemd
 from nvidia_vgpu.model import HostGpu, VgpuType
@@ -73,8 +73,16 @@ def services(names: Iterable[str]) -> Dict[str, str]:
 
 def versions(nova: Optional[str]) -> model.Versions:
     """What live migration depends on, as installed here."""
-    found = (dpkg.installed_version(name) for name in LIBVIRT_PACKAGES)
+    libvirt, qemu = libvirt_and_qemu()
+    return model.Versions(nova, libvirt, qemu, kernel.running_release())
+
+
+def libvirt_and_qemu(installed: Callable[[str], Optional[str]]
+                     = dpkg.installed_version
+                     ) -> Tuple[Optional[str], Optional[str]]:
+    """libvirt's and QEMU's Debian versions (None: not installed), which
+    Nova compares with its minimums for live migration; installed: how a
+    package's version is asked (the charm's remembers dpkg's answers)."""
+    found = (installed(name) for name in LIBVIRT_PACKAGES)
     libvirt = next((version for version in found if version), None)
-    return model.Versions(nova, libvirt,
-                          dpkg.installed_version(QEMU_PACKAGE),
-                          kernel.running_release())
+    return libvirt, installed(QEMU_PACKAGE)

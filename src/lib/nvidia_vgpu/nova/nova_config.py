@@ -8,6 +8,7 @@ import json
 from typing import (Dict, Iterable, List, Mapping, Optional, Sequence,
                     Tuple)
 
+from nvidia_vgpu.nova import vfio_migration
 from nvidia_vgpu.nova.mappings import Mappings
 from nvidia_vgpu import model
 
@@ -134,7 +135,8 @@ def resource_class(vgpu_type: str) -> str:
 
 def pci_passthrough_section(vfs: Dict[str, List[Tuple[str, str]]],
                             classes: Optional[Mapping[str, Tuple[str, str]]]
-                            = None) -> List[List[str]]:
+                            = None, live_migratable: bool = False
+                            ) -> List[List[str]]:
     """[pci] entries for VFs NVIDIA's vendor-specific VFIO driver typed.
 
     vfs: vGPU type -> [(VF address, PCI device id)]. Each VF is offered
@@ -142,23 +144,28 @@ def pci_passthrough_section(vfs: Dict[str, List[Tuple[str, str]]],
     resource class, and an alias lets a flavor ask for it
     (pci_passthrough:alias=nvidia-1148:1). classes: type -> (resource
     class, alias name); by default the type's own class, CUSTOM_NVIDIA_<N>,
-    and an alias named after the type. Values are JSON built from
-    validated addresses, types and classes only.
+    and an alias named after the type. live_migratable: tag every entry
+    and alias "yes" (vfio_migration.py says where the host allows it:
+    Nova migrates only what both say, and refuses to start with the tag
+    on an older libvirt or QEMU). Values are JSON built from validated
+    addresses, types and classes only.
     """
     chosen = {vgpu_type: (classes or {}).get(
         vgpu_type, (resource_class(vgpu_type), vgpu_type))
         for vgpu_type in vfs}
+    tag = {vfio_migration.TAG: vfio_migration.YES} if live_migratable else {}
     entries: List[List[str]] = []
     for vgpu_type in vfs:
         for address, product in vfs[vgpu_type]:
-            entries.append(['device_spec', json.dumps({
+            entries.append(['device_spec', json.dumps(dict({
                 'vendor_id': '10de', 'product_id': product,
                 'address': address, 'resource_class':
-                chosen[vgpu_type][0], 'managed': 'no'},
+                chosen[vgpu_type][0], 'managed': 'no'}, **tag),
                 sort_keys=True)])
     for vgpu_type in vfs:
-        alias = {'device_type': 'type-VF', 'name': chosen[vgpu_type][1],
-                 'resource_class': chosen[vgpu_type][0]}
+        alias = dict({'device_type': 'type-VF',
+                      'name': chosen[vgpu_type][1],
+                      'resource_class': chosen[vgpu_type][0]}, **tag)
         products = {product for _, product in vfs[vgpu_type]}
         if len(products) == 1:
             # nova-compute parses the alias too (resize claims): without

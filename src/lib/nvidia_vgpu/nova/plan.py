@@ -13,7 +13,7 @@ from typing import Dict, List, Mapping, Optional, Set, Tuple
 from nvidia_vgpu import model, vgpu_types
 from nvidia_vgpu.nova import (
     capacity, guest_safety, mappings, nova_config, profiles, releases,
-    resource_classes)
+    resource_classes, vfio_migration)
 
 
 class _Refused(Exception):
@@ -117,8 +117,11 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
     vfio_mappings = _split(effective, vfio_devices, True)
     classes, class_held = resource_classes.hold_for_guests(
         found.classes, published_classes, in_use, vfio_mappings)
+    shortfall = _migration_shortfall(snapshot, vfio_mappings)
+    live = bool(vfio_mappings) and not shortfall
     return model.NovaPlan(
-        _sections(snapshot, rules, mdev_mappings, vfio_mappings, classes),
+        _sections(snapshot, rules, mdev_mappings, vfio_mappings, classes,
+                  live),
         None, host.absent, waiting=host.waiting,
         host_mappings=effective, vf_types=vfio_mappings,
         selected=host.selected, unmatched=host.unmatched,
@@ -129,7 +132,8 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
             vgpu_type: classes[vgpu_type] for vgpu_type in effective},
         unnamed=found.unnamed, class_held=class_held,
         offered=snapshot.offered,
-        nova_adds=_nova_adds(snapshot, rules, mdev_mappings))
+        nova_adds=_nova_adds(snapshot, rules, mdev_mappings),
+        live_migratable=live, migration_shortfall=shortfall)
 
 
 def _held_for_guests(snapshot: model.HostSnapshot,
@@ -238,8 +242,11 @@ def _classes(snapshot: model.HostSnapshot, chosen: str,
 
 def _sections(snapshot: model.HostSnapshot, rules: model.NovaRules,
               mdev_mappings: model.Mappings, vfio_mappings: model.Mappings,
-              classes: Dict[str, str]) -> nova_config.Sections:
-    """nova.conf's sections: mdev groups, and [pci] for typed VFs."""
+              classes: Dict[str, str],
+              live_migratable: bool) -> nova_config.Sections:
+    """nova.conf's sections: mdev groups, and [pci] for typed VFs
+    (live_migratable only where this host's libvirt and QEMU let Nova
+    start with it: vfio_migration.py)."""
     sections = nova_config.nova_sections(mdev_mappings, rules.options,
                                          classes)
     pci_entries = nova_config.pci_passthrough_section({
@@ -247,10 +254,20 @@ def _sections(snapshot: model.HostSnapshot, rules: model.NovaRules,
         for vgpu_type, vfs in vfio_mappings.items()}, {
         vgpu_type: (classes[vgpu_type], resource_classes.alias_name(
             vgpu_type, classes[vgpu_type]))
-        for vgpu_type in vfio_mappings})
+        for vgpu_type in vfio_mappings}, live_migratable)
     if pci_entries:
         sections['pci'] = pci_entries
     return sections
+
+
+def _migration_shortfall(snapshot: model.HostSnapshot,
+                         vfio_mappings: model.Mappings) -> List[str]:
+    """What keeps the typed VFs Nova gets from being live_migratable
+    (libvirt, QEMU); nothing where none are published."""
+    if not vfio_mappings:
+        return []
+    return vfio_migration.shortfall(snapshot.libvirt_version,
+                                    snapshot.qemu_version)
 
 
 def _nova_adds(snapshot: model.HostSnapshot, rules: model.NovaRules,
