@@ -532,13 +532,24 @@ def write_libvirt_domains(host_root: str,
                     os.remove(os.path.join(directory, name))
     number = 0
     for domain in domains:
-        _write(os.path.join(host_root, LIBVIRT_DOMAINS,
-                            domain['name'] + '.xml'), domain_xml(domain))
+        _write_root_only(os.path.join(host_root, LIBVIRT_DOMAINS,
+                                      domain['name'] + '.xml'),
+                         domain_xml(domain))
         if running(domain):
             number += 1
-            _write(os.path.join(host_root, LIBVIRT_LIVE_STATE,
-                                domain['name'] + '.xml'),
-                   live_state_xml(domain, number))
+            _write_root_only(os.path.join(host_root, LIBVIRT_LIVE_STATE,
+                                          domain['name'] + '.xml'),
+                             live_state_xml(domain, number))
+    live = os.path.join(host_root, LIBVIRT_LIVE_STATE)
+    if os.path.isdir(live):
+        os.chmod(live, 0o700)
+
+
+def _write_root_only(path: str, text: str) -> None:
+    """libvirt's files are root's alone on Ubuntu (0600): a program
+    run as another user (the exec step) cannot read them."""
+    _write(path, text)
+    os.chmod(path, 0o600)
 
 
 def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:

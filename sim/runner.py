@@ -15,7 +15,8 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from sim import boot, charmdir, dkms, fakebin, guests as simguests
+from sim import boot, charmdir, dkms, exec_step, fakebin
+from sim import guests as simguests
 from sim import host as simhost, pythons, report as simreport
 from sim import scenario as scenarios
 
@@ -79,7 +80,10 @@ class Simulation:
             'faults': self._faults_step,
             'packages': self._packages_step,
             'relation-departed': self._departed_step,
+            'exec': self._exec_step,
         }
+        # What the last exec step's program did (its step's "exec").
+        self._exec_result: Dict[str, Any] = {}
 
     # ------------------------------------------------------------ setup
 
@@ -528,6 +532,37 @@ class Simulation:
                              {'SIM_NO_CHARMHELPERS': '1'} if bare else {},
                              stdin=stdin)
 
+    def run_on_host(self, argv: List[str],
+                    user: str = 'root') -> Dict[str, Any]:
+        """Run a program installed on the simulated host (argv[0]: its
+        path there) as NRPE, cron or an operator would: no hook runs.
+        Its exit code, stdout and stderr, as a shell would give them
+        (127: not found, 126: cannot run, 128+N: killed by signal N)."""
+        program = self.host_root + argv[0]
+        if not os.path.exists(program):
+            return exec_step.missing(argv[0])
+        privileges, note = exec_step.as_user(user)
+        if privileges:
+            exec_step.open_to_others([self.work, self.host_root, self.meta,
+                                      self.bin_dir])
+        try:
+            done = subprocess.run(
+                [program] + list(argv[1:]), cwd=self.charm_dir,
+                env=exec_step.environment(self._environment({})),
+                capture_output=True, text=True, timeout=HOOK_TIMEOUT,
+                **privileges)
+            code, stdout, stderr = done.returncode, done.stdout, done.stderr
+        except subprocess.TimeoutExpired:
+            code, stdout, stderr = 124, '', 'timed out\n'
+        except OSError as error:
+            code, stdout, stderr = exec_step.CANNOT_RUN, '', \
+                'sh: 1: {}: {}\n'.format(argv[0], error.strerror)
+        self._collect_vf_vgpu_types()
+        sys.stderr.write('--- exec {} (exit {})\n{}'.format(
+            argv[0], code, stderr))
+        return {'exit_code': 128 - code if code < 0 else code,
+                'stdout': stdout, 'stderr': note + stderr}
+
     def run_step(self, step: Any) -> Dict[str, Any]:
         """Run one scenario step; its record joins the output's steps."""
         self._step_index = len(self.steps)
@@ -545,9 +580,11 @@ class Simulation:
             label = kind
             if kind in ('action', 'relation-departed'):
                 label += ' ' + step[kind]
+            if kind == 'exec':
+                label += ' ' + step[kind]['argv'][0]
             runs = self._step_kinds[kind](state, step)
         state = self._load()
-        return {
+        record = {
             'step': label,
             'exit_code': next((run['exit_code'] for run in runs
                                if run['exit_code']), 0),
@@ -557,6 +594,9 @@ class Simulation:
             'relation_sets': state['relation_sets'] - sets_before,
             'python': self._pythons_since(pythons_before),
         }
+        if isinstance(step, dict) and 'exec' in step:
+            record['exec'] = self._exec_result
+        return record
 
     # Each kind of step takes the state as the step began and the step;
     # it returns the hooks and actions it ran (self._step_kinds).
@@ -661,6 +701,14 @@ class Simulation:
     def _departed_step(self, state: Dict[str, Any],
                        step: Dict[str, Any]) -> List[Dict[str, Any]]:
         return self._depart(step['relation-departed'])
+
+    def _exec_step(self, state: Dict[str, Any],
+                   step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """NRPE, cron or an operator runs a program the charm installed:
+        no hook runs; what it did is the step's "exec"."""
+        self._exec_result = self.run_on_host(
+            step['exec']['argv'], step['exec'].get('user', 'root'))
+        return []
 
     def _set_guests(self, state: Dict[str, Any],
                     guests: Dict[str, Any]) -> None:

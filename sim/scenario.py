@@ -49,6 +49,9 @@ _MDEV_TYPE = {'name': str, 'description': str,
 _MDEV = {'uuid': str, 'parent': str, 'type': str}
 _DOMAIN = {'name': str, 'mdevs': list, 'pci': list, 'state': str}
 _GUESTS = {'libvirt_domains': list, 'mdevs': list}
+# A program run on the host (exec): its argv, argv[0] its path there.
+_EXEC = {'argv': list, 'user': str}
+_USER = re.compile(r'^[a-z_][a-z0-9_-]*$')
 # A PCI function's full address, as sysfs and libvirt name it.
 _PCI_ADDRESS = re.compile(r'^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}'
                           r'\.[0-7]$')
@@ -57,7 +60,7 @@ _DEB = {'package': str, 'version': str, 'architecture': str,
         'dkms_source': bool}
 _STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
                'relation-departed', 'packages', 'services', 'guests',
-               'kernel', 'faults'}
+               'kernel', 'faults', 'exec'}
 # Host commands a faults step can make fail (the fake tools' names).
 FAULTABLE = ('apt-get', 'dpkg', 'mdevctl', 'nvidia-smi', 'sriov-manage',
              'update-initramfs')
@@ -145,6 +148,22 @@ def _check_kernel(where: str, kernel: Any) -> None:
             where, ', '.join(simhost.LOCKDOWN_MODES)))
 
 
+def _check_exec(where: str, value: Any) -> None:
+    """exec: the program by its absolute path on the host, its
+    arguments, and a user name (root unless given)."""
+    _check_keys(where, value, _EXEC, required=('argv',))
+    argv = value['argv']
+    if not argv or not all(isinstance(item, str) for item in argv):
+        raise ScenarioError(where + '.argv: expected a non-empty list of '
+                            'strings')
+    if not argv[0].startswith('/'):
+        raise ScenarioError('{}.argv: {!r} is not an absolute path on the '
+                            'host'.format(where, argv[0]))
+    if not _USER.match(value.get('user', 'root')):
+        raise ScenarioError('{}.user: {!r} is not a user name'.format(
+            where, value['user']))
+
+
 def _check_resource(where: str, spec: Any) -> None:
     if not isinstance(spec, dict) or len(spec) != 1:
         raise ScenarioError(
@@ -214,6 +233,8 @@ def _check_step(index: int, step: Any) -> None:
         _check_mdevs(where + '.guests.mdevs', value.get('mdevs', []))
     if kind == 'kernel':
         _check_kernel(where + '.kernel', value)
+    if kind == 'exec':
+        _check_exec(where + '.exec', value)
     if kind == 'faults':
         if not isinstance(value, dict) or not value:
             raise ScenarioError(where + '.faults: map host commands to the '

@@ -65,7 +65,8 @@ HOST_SIDE_MODULES = {
     'test_bench', 'test_charmcraft', 'test_code_shape', 'test_docs',
     'test_docs_commands',
     'test_docs_status', 'test_functional_offline',
-    'test_python_versions', 'test_sim_guests', 'test_sim_host',
+    'test_python_versions', 'test_sim_exec', 'test_sim_guests',
+    'test_sim_host',
     'test_sim_kernel',
     'test_sim_scenario', 'test_simulator'}
 HOST_SIDE_PREFIXES = ('test_scenarios_',)

@@ -50,6 +50,23 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ({'steps': [{'faults': {}}]},
      'steps[0].faults: map host commands to the error text they fail '
      'with, or null'),
+    ({'steps': [{'exec': ['/bin/true']}]},
+     'steps[0].exec: expected a mapping, got list'),
+    ({'steps': [{'exec': {'user': 'nagios'}}]},
+     "steps[0].exec: missing key 'argv'"),
+    ({'steps': [{'exec': {'argv': []}}]},
+     'steps[0].exec.argv: expected a non-empty list of strings'),
+    ({'steps': [{'exec': {'argv': ['/bin/check', 3]}}]},
+     'steps[0].exec.argv: expected a non-empty list of strings'),
+    ({'steps': [{'exec': {'argv': ['check_nvidia_vgpu']}}]},
+     "steps[0].exec.argv: 'check_nvidia_vgpu' is not an absolute path on "
+     "the host"),
+    ({'steps': [{'exec': {'argv': ['/bin/check'], 'user': 0}}]},
+     'steps[0].exec.user: wrong type int'),
+    ({'steps': [{'exec': {'argv': ['/bin/check'], 'user': 'Nagios Q'}}]},
+     "steps[0].exec.user: 'Nagios Q' is not a user name"),
+    ({'steps': [{'exec': {'argv': ['/bin/check'], 'as': 'nagios'}}]},
+     "steps[0].exec: unknown key 'as'"),
 ])
 def test_bad_scenarios_are_named_precisely(data, message):
     with pytest.raises(scenario.ScenarioError) as error:
@@ -68,7 +85,9 @@ def test_contract_example_steps_are_accepted():
         {'remote': {'nova-vgpu': {'restart-trigger': '6f1c'}}},
         {'relation-departed': 'nova-vgpu'},
         {'guests': {'libvirt_domains': [], 'mdevs': []}},
-        {'action': 'restart-services'}]})
+        {'action': 'restart-services'},
+        {'exec': {'argv': ['/usr/local/lib/nagios/plugins/'
+                           'check_nvidia_vgpu'], 'user': 'nagios'}}]})
 
 
 def test_default_steps_are_a_fresh_deployment():

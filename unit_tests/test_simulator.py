@@ -250,3 +250,20 @@ steps:
     assert output['host']['guest_disruptions'] == []
     assert not [path for path in output['files']
                 if path.startswith('/etc/libvirt/')]
+
+
+def test_relations_other_than_nova_vgpu_run_their_hooks(tmp_path):
+    """Any relation of metadata.yaml a scenario holds gets its hooks,
+    once per remote unit for -joined and -changed (juju-info here; the
+    charm has no nrpe-external-master endpoint yet)."""
+    output = run_yaml(tmp_path, """
+relations:
+  juju-info: [{remote_unit: nova-compute/0, data: {}},
+              {remote_unit: nova-compute/1, data: {}}]
+steps: [install, juju-info-relation-joined, juju-info-relation-changed]
+""")
+    assert [(step['step'], [hook['hook'] for hook in step['hooks']],
+             step['exit_code']) for step in output['steps'][1:]] == [
+        ('juju-info-relation-joined', ['juju-info-relation-joined'] * 2, 0),
+        ('juju-info-relation-changed', ['juju-info-relation-changed'] * 2,
+         0)]
