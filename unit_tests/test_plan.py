@@ -514,38 +514,6 @@ CASES = [
          held=[('0000:84:00.0', ('nvidia-108',), ('nvidia-105',),
                 [GUEST_A])],
          published={'nvidia-108': ['0000:84:00.0', '0000:85:00.0']}),
-    case('L40S: a shut-off guest keeps its VF typed',
-         shut_off(with_vf_guests(host(l40s(vf_count=4), nova=EPOXY),
-                                 ('0000:41:00.4', 1148,
-                                  ['instance-0000004a'])),
-                  'instance-0000004a'),
-         "{'nvidia-1155': ['0000:41:00.0']}",
-         pci(L40S_VFS[:4], 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
-         ('waiting', HELD.format('0000:41:00.0 keeps nvidia-1148 for '
-                                 'instance-0000004a (wanted: nvidia-1155)')),
-         held=[('0000:41:00.0', ('nvidia-1148',), ('nvidia-1155',),
-                ['instance-0000004a'])],
-         vf_types={'nvidia-1148': list(L40S_VFS[:4])},
-         published={'nvidia-1148': list(L40S_VFS[:4])}),
-    case('per-profile: a shut-off guest holds its type\'s class',
-         shut_off(with_mdev_guests(
-             A40S, ('0000:52:00.4', 'nvidia-566', [GUEST_A])), GUEST_A),
-         "{'A40-2Q': ['0000:51:00.0'], 'nvidia-566': ['0000:52:00.0']}",
-         xena(('nvidia-557', A40_51[:24]), ('nvidia-566', ['0000:52:00.4']),
-              classes={'nvidia-557': 'CUSTOM_VGPU_A40_2Q'}),
-         ('waiting', 'Change of vgpu-resource-class waits for guests using '
-          'vGPUs: nvidia-566 keeps VGPU for instance-0000002a (wanted: '
-          'CUSTOM_VGPU_A40_48Q); it applies once they are gone (migrate, '
-          'resize, shelve-offload or delete them; a stopped guest keeps its '
-          'vGPU)'),
-         class_held=[('nvidia-566', 'VGPU', 'CUSTOM_VGPU_A40_48Q',
-                      [GUEST_A])],
-         sriov_capacity={'nvidia-557': {'0000:51:00.0': 24},
-                         'nvidia-566': {'0000:52:00.0': 1}},
-         resource_class='per-profile',
-         published={'nvidia-557': list(A40_51[:24]),
-                    'nvidia-566': ['0000:52:00.4']},
-         published_classes={'nvidia-557': 'VGPU', 'nvidia-566': 'VGPU'}),
     # guests/l40s-retype-waits.yaml, step 12
     case('L40S: the retype applies once the guest is gone',
          host(l40s(vf_count=4), nova=EPOXY),
@@ -743,6 +711,26 @@ CASES = [
                  'per-profile (one class per vGPU profile, e.g. '
                  'CUSTOM_VGPU_A40_2Q)'),
          resource_class='Per-Profile'),
+]
+
+
+def shut_off_twin(name: str, twin_of: str, guest: str):
+    """A row of CASES again with its guest shut off, expecting the same:
+    a retype waits for every guest defined with the GPU's vGPUs, running
+    or not (guest_safety)."""
+    row, = [param for param in CASES if param.id == twin_of]
+    case_ = row.values[0]
+    return pytest.param(
+        case_._replace(snapshot=shut_off(case_.snapshot, guest)), id=name)
+
+
+CASES += [
+    shut_off_twin('L40S: a shut-off guest keeps its VF typed',
+                  'L40S: no VF is retyped under the guest',
+                  'instance-0000004a'),
+    shut_off_twin('per-profile: a shut-off guest holds its type\'s class',
+                  'per-profile on caracal, a guest holds one type in VGPU',
+                  GUEST_A),
 ]
 
 

@@ -17,6 +17,13 @@ HOW = ('Stop it, or move it to other hosts, before upgrading: openstack '
        'server migrate --live-migration <server> (or cold migration, '
        'shelve-offload, resize or delete)')
 SERVICES = ('nvidia-vgpu-mgr', 'nvidia-vgpud')
+# What charms.openstack's pause does to them, and says.
+PAUSED = [['systemctl', verb, name] for name in SERVICES
+          for verb in ('stop', 'disable', 'mask')]
+READY_FOR_UPGRADE = {
+    'workload': 'blocked',
+    'message': 'Ready for do-release-upgrade and reboot. Set complete '
+               'when finished.'}
 
 
 def _named(output, name):
@@ -48,13 +55,8 @@ def test_once_the_guest_is_gone_the_prepare_completes_and_complete_resumes():
     output = scenario(HELD)
     gone = output['steps'][-3]
     assert gone['step'] == 'update-status'
-    assert changing(gone['commands']) == [
-        ['systemctl', verb, name] for name in SERVICES
-        for verb in ('stop', 'disable', 'mask')]
-    assert gone['status'] == {
-        'workload': 'blocked',
-        'message': 'Ready for do-release-upgrade and reboot. Set complete '
-                   'when finished.'}
+    assert changing(gone['commands']) == PAUSED
+    assert gone['status'] == READY_FOR_UPGRADE
     complete, = _named(output, 'post-series-upgrade')
     assert complete['exit_code'] == 0
     assert ['systemctl', 'start', 'nvidia-vgpu-mgr'] in changing(
@@ -81,13 +83,8 @@ def test_an_idle_host_pauses_as_charms_openstack_does():
     output = scenario(IDLE)
     prepare, = _named(output, 'pre-series-upgrade')
     assert prepare['exit_code'] == 0
-    assert changing(prepare['commands']) == [
-        ['systemctl', verb, name] for name in SERVICES
-        for verb in ('stop', 'disable', 'mask')]
-    assert prepare['status'] == {
-        'workload': 'blocked',
-        'message': 'Ready for do-release-upgrade and reboot. Set complete '
-                   'when finished.'}
+    assert changing(prepare['commands']) == PAUSED
+    assert prepare['status'] == READY_FOR_UPGRADE
     assert output['host']['guest_disruptions'] == []
 
 
