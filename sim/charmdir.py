@@ -97,10 +97,15 @@ def assemble_from_source(repo_root: str, charm_dir: str) -> None:
                   for include in layer.get('includes', [])
                   if include.startswith('interface:')]
     for name in interfaces:
-        if os.path.isdir(os.path.join(repo_root, 'interfaces', name)):
-            shutil.copytree(os.path.join(repo_root, 'interfaces', name),
-                            os.path.join(charm_dir, 'hooks', 'relations',
-                                         name))
+        layer_dir = os.path.join(repo_root, 'interfaces', name)
+        if os.path.isdir(layer_dir):
+            # charm build finds the layer by the name layer.yaml gives
+            # (interface:cos-agent) and installs it under the name its
+            # interface.yaml gives (cos_agent), which charms.reactive
+            # imports for the relations of that interface.
+            installed = _load(os.path.join(layer_dir, 'interface.yaml'))
+            shutil.copytree(layer_dir, os.path.join(
+                charm_dir, 'hooks', 'relations', installed['name']))
         else:
             _emulate_interface(charm_dir, name)
     # layer:openstack's own include.

@@ -101,7 +101,9 @@ def main():
         except Exception:
             failures.append([name, traceback.format_exc().splitlines()[-1]])
     files = [('relations.nova_vgpu.provides',
-              os.path.join(REPO, 'interfaces', 'nova-vgpu', 'provides.py'))]
+              os.path.join(REPO, 'interfaces', 'nova-vgpu', 'provides.py')),
+             ('relations.cos_agent.provides',
+              os.path.join(REPO, 'interfaces', 'cos-agent', 'provides.py'))]
     for name in sorted(os.listdir(os.path.join(REPO, 'src', 'reactive'))):
         if name.endswith('.py'):
             files.append(('reactive.' + name[:-3],

@@ -15,7 +15,8 @@ OPERATOR_PAGES = ['README.md', 'docs/index.md', 'docs/fleet.md',
 DEVELOPER_PAGES = ['docs/development.md', 'docs/testing.md',
                    'docs/benchmarks.md', 'sim/README.md', 'tests/README.md',
                    'sim/stand_ins/README.md',
-                   'interfaces/nova-vgpu/README.md']
+                   'interfaces/nova-vgpu/README.md',
+                   'interfaces/cos-agent/README.md']
 PAGES = OPERATOR_PAGES + DEVELOPER_PAGES
 LINK = re.compile(r'\[[^\]]+\]\(([^)\s]+)\)')
 
