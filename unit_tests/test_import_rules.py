@@ -7,8 +7,8 @@
   decides from records: no host module, no charmhelpers, no Juju, so
   every decision is tested in-process with tables.
 - model holds the records and imports nothing of the charm.
-Only the charm class, the actions and the driver's boot programs bring
-the two together.
+Only the charm class, the actions, the driver's boot programs and the
+monitoring's exporter and cos-agent wiring bring the two together.
 """
 import ast
 import os
@@ -100,6 +100,7 @@ def test_the_rules_can_fail():
 def test_every_module_is_in_a_room():
     """A new module says which kind it is (or is one of the programs
     that bring them together)."""
-    programs = ('driver.restore', 'restore', 'state', 'memo')
+    programs = ('driver.restore', 'restore', 'state', 'memo',
+                'monitoring.exporter', 'monitoring.cos_agent')
     assert [module for module, _ in MODULES
             if not _in(module, HOST + POLICY + RECORDS + programs)] == []

@@ -1,0 +1,273 @@
+"""Serve this host's vGPU facts to Prometheus.
+
+The charm's hooks write what they found on the host to FACTS_PATH (a JSON
+document, version 1; the file's mtime is when the facts were read). This
+program turns it into metrics at every scrape, so the metrics are exactly
+as fresh as the facts, and the facts' age tells when the unit agent
+stopped refreshing them (an alert rule fires on it). It runs as a
+systemd service that the charm installs while the cos-agent relation
+exists (cos_agent.py), under the unit's venv Python, which has
+prometheus_client:
+
+    python3 -m nvidia_vgpu.monitoring.exporter --port 10320 [--facts PATH]
+
+It listens on 127.0.0.1 by default (cos_agent.py says so too):
+grafana-agent, on the same machine, scrapes it there, and nothing else
+needs the host's facts. The charm's hooks do not import this module (nor
+prometheus_client, a tenth of a second): only the service runs it.
+
+Guests' names are never labels: guests come and go, and every distinct
+label value is a new time series in Prometheus. They are counted.
+"""
+import argparse
+import http.server
+import json
+import os
+import socket
+import socketserver
+import sys
+import time
+from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional,
+                    Sequence, Tuple)
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import (GaugeMetricFamily, InfoMetricFamily,
+                                    Metric)
+from prometheus_client.exposition import MetricsHandler
+
+from nvidia_vgpu.host.hostfs import host_path
+
+FACTS_PATH = '/var/lib/nova-compute-nvidia-vgpu/monitoring.json'
+FACTS_VERSION = 1
+DEFAULT_ADDRESS = '127.0.0.1'
+PREFIX = 'nvidia_vgpu_'
+# (GPU, vGPU type) rows: which GPU, which type Nova was given on it.
+ROW_LABELS = ('gpu', 'model', 'vgpu_type', 'profile')
+
+# Every metric this exporter emits, as Prometheus shows it, and what it
+# means (the HELP text). Alert rules and dashboards may use these and the
+# scrape's own `up`, nothing else (the tests hold them to it).
+METRICS: Dict[str, str] = {
+    'nvidia_vgpu_facts_available':
+        '1 when the charm\'s facts document was read at this scrape; 0: '
+        'none yet (no hook wrote it), or unreadable',
+    'nvidia_vgpu_facts_timestamp_seconds':
+        'When the charm\'s hooks last read the host (the facts file\'s '
+        'mtime), in seconds since the epoch',
+    'nvidia_vgpu_facts_age_seconds':
+        'Seconds since the charm\'s hooks last read the host; grows while '
+        'no hook runs (a stopped unit agent)',
+    'nvidia_vgpu_host_info':
+        'This host (1, labelled with its hostname)',
+    'nvidia_vgpu_gpu_host':
+        '1 where the host has an NVIDIA GPU',
+    'nvidia_vgpu_healthy':
+        '1 where vgpu-health finds nothing broken on the host',
+    'nvidia_vgpu_paused':
+        '1 while the unit is paused (the vGPU Manager stopped on purpose)',
+    'nvidia_vgpu_driver_info':
+        'The vGPU Manager package, the version installed and the version '
+        'whose kernel module runs (empty: none)',
+    'nvidia_vgpu_reboot_required':
+        '1 where the installed vGPU Manager waits for a reboot to run',
+    'nvidia_vgpu_service_active':
+        '1 where systemd says the service is active',
+    'nvidia_vgpu_instances_capacity':
+        'vGPUs of the type the GPU can host (absent: not known)',
+    'nvidia_vgpu_instances_in_use':
+        'vGPUs of the type that exist on the GPU',
+    'nvidia_vgpu_instances_free':
+        'vGPUs of the type the GPU can still create (absent: not known)',
+    'nvidia_vgpu_drift_findings':
+        'Host drift findings that break vGPUs, by finding',
+    'nvidia_vgpu_waiting_changes':
+        'Changes that wait for guests to stop using vGPUs, by kind',
+    'nvidia_vgpu_waiting_guests':
+        'Guests that changes wait for, by kind of change',
+}
+
+Document = Mapping[str, Any]
+
+
+def read_facts(path: str) -> Tuple[Optional[Document], Optional[float]]:
+    """The facts document and when it was written, or (None, None): a
+    missing, unreadable or unknown document means no facts yet."""
+    try:
+        with open(path) as stream:
+            mtime = os.fstat(stream.fileno()).st_mtime
+            document = json.load(stream)
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(document, dict) or \
+            document.get('version') != FACTS_VERSION:
+        return None, None
+    return document, mtime
+
+
+def _gauge(name: str, labels: Sequence[str] = ()) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, METRICS[name], labels=list(labels))
+
+
+def _number(value: Any) -> Optional[float]:
+    """A count from the document; None for null or anything else (a bool
+    is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _flag(name: str, value: Any) -> GaugeMetricFamily:
+    """0/1 gauge; no sample where the document does not say."""
+    family = _gauge(name)
+    if isinstance(value, bool):
+        family.add_metric([], 1.0 if value else 0.0)
+    return family
+
+
+def _text(value: Any) -> str:
+    """A label value: null (not known) is empty, which Prometheus treats
+    as no label."""
+    return '' if value is None else str(value)
+
+
+def _rows(document: Document, key: str) -> List[Mapping[str, Any]]:
+    rows = document.get(key)
+    return [row for row in rows if isinstance(row, dict)] \
+        if isinstance(rows, list) else []
+
+
+def _capacity(document: Document) -> List[Metric]:
+    """Capacity, in use and free per (GPU, vGPU type) row; an unknown
+    number has no sample rather than a false 0."""
+    families = [_gauge('nvidia_vgpu_instances_' + what, ROW_LABELS)
+                for what in ('capacity', 'in_use', 'free')]
+    for row in _rows(document, 'vgpus'):
+        labels = [_text(row.get(key)) for key in
+                  ('gpu', 'model', 'type', 'profile')]
+        for family, key in zip(families, ('capacity', 'in_use', 'free')):
+            value = _number(row.get(key))
+            if value is not None:
+                family.add_metric(labels, value)
+    return families
+
+
+def _by_code(rows: List[Mapping[str, Any]]) -> Dict[str, List[Mapping]]:
+    grouped: Dict[str, List[Mapping]] = {}
+    for row in rows:
+        grouped.setdefault(_text(row.get('code')), []).append(row)
+    return grouped
+
+
+def _findings(document: Document) -> List[Metric]:
+    """Drift findings and waiting changes, counted by code; the guests a
+    change waits for are counted (once each per code), not named."""
+    drift = _gauge('nvidia_vgpu_drift_findings', ['code'])
+    for code, rows in sorted(_by_code(_rows(document, 'drift')).items()):
+        drift.add_metric([code], float(len(rows)))
+    changes = _gauge('nvidia_vgpu_waiting_changes', ['code'])
+    guests = _gauge('nvidia_vgpu_waiting_guests', ['code'])
+    for code, rows in sorted(_by_code(_rows(document, 'waits')).items()):
+        changes.add_metric([code], float(len(rows)))
+        names = {str(name) for row in rows
+                 for name in (row.get('guests') or [])}
+        guests.add_metric([code], float(len(names)))
+    return [drift, changes, guests]
+
+
+def _software(document: Document) -> List[Metric]:
+    """The vGPU Manager: its versions, a pending reboot, its services."""
+    driver = document.get('driver')
+    driver = driver if isinstance(driver, dict) else {}
+    info = InfoMetricFamily('nvidia_vgpu_driver',
+                            METRICS['nvidia_vgpu_driver_info'])
+    versions = {key: _text(driver.get(key)) for key in
+                ('package', 'installed', 'running')}
+    if any(versions.values()):
+        info.add_metric([], versions)
+    services = _gauge('nvidia_vgpu_service_active', ['service'])
+    states = document.get('services')
+    for name, state in sorted((states if isinstance(states, dict)
+                               else {}).items()):
+        services.add_metric([name], 1.0 if state == 'active' else 0.0)
+    return [info, _flag('nvidia_vgpu_reboot_required',
+                        driver.get('reboot_required')), services]
+
+
+def metric_families(document: Optional[Document], mtime: Optional[float],
+                    now: float, hostname: str) -> List[Metric]:
+    """What one scrape shows, from the document read then (None: no
+    facts yet) and its mtime; pure, so tests need no HTTP."""
+    host = _gauge('nvidia_vgpu_host_info', ['hostname'])
+    host.add_metric([hostname], 1.0)
+    available = _gauge('nvidia_vgpu_facts_available')
+    available.add_metric([], 0.0 if document is None else 1.0)
+    if document is None or mtime is None:
+        return [available, host]
+    timestamp = _gauge('nvidia_vgpu_facts_timestamp_seconds')
+    timestamp.add_metric([], mtime)
+    age = _gauge('nvidia_vgpu_facts_age_seconds')
+    age.add_metric([], max(0.0, now - mtime))
+    return ([available, timestamp, age, host] +
+            [_flag('nvidia_vgpu_' + key, document.get(key))
+             for key in ('gpu_host', 'healthy', 'paused')] +
+            _software(document) + _capacity(document) + _findings(document))
+
+
+class FactsCollector:
+    """A prometheus_client collector that reads the facts at each
+    scrape."""
+
+    def __init__(self, path: str, clock: Callable[[], float] = time.time,
+                 hostname: Optional[str] = None) -> None:
+        self.path = path
+        self.clock = clock
+        self.hostname = hostname or socket.gethostname()
+
+    def collect(self) -> Iterator[Metric]:
+        document, mtime = read_facts(self.path)
+        return iter(metric_families(document, mtime, self.clock(),
+                                    self.hostname))
+
+
+def registry(path: str, **collector_args: Any) -> CollectorRegistry:
+    """A registry holding only the facts (no process or platform
+    metrics of this Python)."""
+    found = CollectorRegistry()
+    found.register(FactsCollector(path, **collector_args))
+    return found
+
+
+class MetricsServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    """prometheus_client's own handler on a threaded HTTP server (one
+    slow client cannot hold the scrape up); Python 3.6 has no
+    http.server.ThreadingHTTPServer."""
+
+    daemon_threads = True
+
+
+def serve(address: str, port: int,
+          metrics: CollectorRegistry) -> MetricsServer:
+    """A bound server (port 0: any free port, see server_address);
+    serve_forever() runs it."""
+    return MetricsServer((address, port), MetricsHandler.factory(metrics))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog='python3 -m nvidia_vgpu.monitoring.exporter',
+        description='Serve the nova-compute-nvidia-vgpu charm\'s host '
+        'facts as Prometheus metrics.')
+    parser.add_argument('--port', type=int, required=True)
+    parser.add_argument('--address', default=DEFAULT_ADDRESS,
+                        help='IPv4 address to listen on (default: '
+                        '%(default)s)')
+    parser.add_argument('--facts', default=host_path(FACTS_PATH),
+                        help='the facts document (default: %(default)s)')
+    args = parser.parse_args(argv)
+    server = serve(args.address, args.port, registry(args.facts))
+    server.serve_forever()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
