@@ -30,7 +30,8 @@ def test_metadata_is_a_nova_compute_subordinate():
     assert metadata['name'] == 'nova-compute-nvidia-vgpu'
     assert metadata['subordinate'] is True
     assert metadata['provides'] == {
-        'nova-vgpu': {'interface': 'nova-vgpu', 'scope': 'container'}}
+        'nova-vgpu': {'interface': 'nova-vgpu', 'scope': 'container'},
+        'cos-agent': {'interface': 'cos_agent', 'limit': 1}}
     assert metadata['requires'] == {
         'juju-info': {'interface': 'juju-info', 'scope': 'container'}}
     assert metadata['series'] == ['bionic', 'focal', 'jammy', 'noble']
@@ -82,6 +83,14 @@ def test_layer_builds_on_layer_openstack_in_a_venv():
     assert 'interface:juju-info' in layer['includes']
     assert os.path.isfile(os.path.join(REPO, 'interfaces', 'nova-vgpu',
                                        'provides.py'))
+    # charm build finds interface:cos-agent in interfaces/cos-agent and
+    # installs it as hooks/relations/<its interface.yaml name>, which must
+    # be metadata's interface for charms.reactive to import it.
+    assert 'interface:cos-agent' in layer['includes']
+    with open(os.path.join(REPO, 'interfaces', 'cos-agent',
+                           'interface.yaml')) as stream:
+        assert yaml.safe_load(stream)['name'] == \
+            load('metadata.yaml')['provides']['cos-agent']['interface']
     assert layer['options']['basic']['use_venv'] is True
     assert 'pciutils' in layer['options']['basic']['packages']
 

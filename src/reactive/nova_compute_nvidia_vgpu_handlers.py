@@ -51,6 +51,25 @@ def publish_nova_config():
         instance.assess_status()
 
 
+@reactive.when('cos-agent.available')
+@reactive.when_not('is-update-status-hook')
+def configure_cos_agent():
+    """Serve this host's vGPU metrics and give grafana-agent their scrape
+    job, alert rules and dashboard (a new port comes with config-changed,
+    a new revision with upgrade-charm: not in update-status)."""
+    with charm.provide_charm_instance() as instance:
+        instance.configure_cos_agent(
+            reactive.endpoint_from_flag('cos-agent.available'))
+
+
+@reactive.when('nova-compute-nvidia-vgpu.exporter')
+@reactive.when_not('cos-agent.connected')
+def remove_exporter():
+    """grafana-agent is gone: so is the metrics exporter."""
+    with charm.provide_charm_instance() as instance:
+        instance.remove_cos_agent()
+
+
 @reactive.hook('stop')
 def remove_boot_units():
     """The unit is going away: leave no boot-time unit of ours behind."""

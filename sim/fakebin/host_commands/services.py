@@ -86,8 +86,10 @@ def _change(state, verb, name, service):
 
 
 def _start(state, verb, name, service):
-    """start, restart, reload, try-restart; a charm-installed unit's
-    ExecStart runs once the lock is released (AFTER_STATE)."""
+    """start, restart, reload, try-restart; a charm-installed oneshot
+    unit's ExecStart runs once the lock is released (AFTER_STATE). A
+    charm-installed daemon (any other Type, e.g. the metrics exporter)
+    is only marked active: its ExecStart would never return."""
     if service['masked']:
         raise Exit(1, 'Failed to start {}.service: Unit {}.service '
                       'is masked.\n'.format(name, name))
@@ -95,7 +97,7 @@ def _start(state, verb, name, service):
     if needs and needs not in state['host']['modules']:
         raise Exit(1, 'Job for {}.service failed because the control '
                       'process exited with error code.\n'.format(name))
-    if service.get('unit_file'):
+    if service.get('unit_file') and _oneshot(name):
         AFTER_STATE.append(exec_start(name) + (name,))
     if verb in ('restart', 'try-restart') and service['active']:
         _vgpu_manager_down(state, name, 'restarted')
@@ -114,6 +116,11 @@ def _vgpu_manager_down(state, name, what):
 def _unit_file(name):
     return os.path.join(HOST_ROOT, 'etc', 'systemd', 'system',
                         name + '.service')
+
+
+def _oneshot(name):
+    with open(_unit_file(name)) as stream:
+        return 'Type=oneshot\n' in stream.read()
 
 
 def exec_start(name):

@@ -11,6 +11,7 @@ class only gathers, plans, applies and reports.
 import functools
 import os
 import subprocess
+import sys
 from typing import Dict, List, Optional, Tuple
 
 import charmhelpers.contrib.openstack.utils as os_utils
@@ -26,12 +27,14 @@ from nvidia_vgpu.health import verdict
 from nvidia_vgpu.host import (
     boot_records, dpkg, kernel, nvidia_smi, resources,
     snapshot, survey, systemd)
+from nvidia_vgpu.monitoring import cos_agent
 from nvidia_vgpu.nova import (
     guest_safety, mappings, nova_config, plan, releases, resource_classes)
 
 NOVA_PACKAGE = releases.NOVA_PACKAGE
 SHA256_OPTION = 'nvidia-vgpu-software-sha256'
 SOFTWARE_WAITS_FLAG = 'nova-compute-nvidia-vgpu.software-waits'
+EXPORTER_FLAG = 'nova-compute-nvidia-vgpu.exporter'
 RELATION = 'nova-vgpu'
 MDEVCTL = 'mdevctl'
 BOOT_UNITS = (sriov.BOOT_UNIT, restore.UNIT)
@@ -362,9 +365,11 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
             self.host_changed()
 
     def remove_boot_units(self) -> None:
-        """The charm is going: take its boot-time units with it."""
+        """The charm is going: take its boot-time units with it (and the
+        metrics exporter, were it still there)."""
         systemd.remove_unit(sriov.BOOT_UNIT)
         systemd.remove_unit(restore.UNIT)
+        cos_agent.remove_exporter()
 
     # Before Dalmatian Nova does not reliably recreate vGPUs at boot.
     restores_mdevs = True
@@ -452,6 +457,23 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
         if nova_plan.host_mappings is not None:
             state.record_published(nova_plan.host_mappings,
                                    nova_plan.classes)
+
+    # -------------------------------------------------------- cos-agent
+
+    def configure_cos_agent(self, endpoint) -> None:
+        """Serve the host's vGPU facts to Prometheus and tell grafana-agent
+        where, with the alert rules and dashboard (monitoring/)."""
+        problem = cos_agent.configure(
+            endpoint, self.config.get(cos_agent.PORT_OPTION),
+            hookenv.charm_dir(), sys.executable)
+        if problem:
+            hookenv.log(problem, level=hookenv.WARNING)
+        reactive.set_flag(EXPORTER_FLAG)
+
+    def remove_cos_agent(self) -> None:
+        """grafana-agent is gone: stop serving the metrics."""
+        cos_agent.remove_exporter()
+        reactive.clear_flag(EXPORTER_FLAG)
 
     # ----------------------------------------------------------- status
 

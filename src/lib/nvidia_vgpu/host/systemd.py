@@ -58,3 +58,9 @@ def state(name: str) -> str:
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True)
     return done.stdout.strip() or 'unknown'
+
+
+def stop_unit(name: str) -> None:
+    """Stop a running service before its unit is removed (disable alone
+    leaves it running)."""
+    _systemctl('stop', name)

@@ -1,0 +1,133 @@
+"""The cos-agent relation: this host's vGPU metrics, alert rules and
+dashboard for COS, through the grafana-agent subordinate on the machine.
+
+While grafana-agent is related, the charm runs the exporter
+(exporter.py) as a systemd service on the metrics-port option and
+publishes its scrape job with the charm's alert rules
+(files/prometheus_alert_rules) and Grafana dashboard
+(files/grafana_dashboards) through the interface layer
+(interfaces/cos-agent). When the relation goes, so does the service.
+"""
+import hashlib
+import os
+import subprocess
+from typing import Any, Optional
+
+from nvidia_vgpu.host import systemd
+
+UNIT = 'nvidia-vgpu-exporter.service'
+# Where the exporter listens and grafana-agent, on the same machine,
+# scrapes it; nothing else needs the host's facts.
+ADDRESS = '127.0.0.1'
+PORT_OPTION = 'metrics-port'
+JOB_NAME = 'nvidia-vgpu'
+METRICS_PATH = '/metrics'
+# Relative to the charm's directory (src/ here).
+ALERT_RULES_DIR = os.path.join('files', 'prometheus_alert_rules')
+DASHBOARDS_DIR = os.path.join('files', 'grafana_dashboards')
+
+
+def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
+    """The exporter's service, run by the unit's venv Python (which has
+    prometheus_client) with the charm's lib/ on its path; it reads the
+    facts where the hooks write them (its default).
+
+    It runs as root, so that it reads the charm's directory and venv
+    whatever their modes, but with no capability, a read-only system and
+    no way to gain privileges: all it does is read a world-readable file
+    and listen on an unprivileged port. `digest` (of the exporter's
+    source) makes a charm upgrade that changes the exporter change the
+    unit too, hence a restart onto the new code.
+    """
+    return (
+        '# Installed by the nova-compute-nvidia-vgpu charm while the '
+        'cos-agent\n'
+        '# relation exists; removed with it. Exporter source sha256 '
+        '{digest}.\n'
+        '[Unit]\n'
+        'Description=Prometheus exporter of the NVIDIA vGPU host facts\n'
+        'After=network.target\n'
+        '\n'
+        '[Service]\n'
+        'Type=simple\n'
+        'Environment=PYTHONPATH={lib}\n'
+        'ExecStart={python} -m nvidia_vgpu.monitoring.exporter '
+        '--port {port} --address {address}\n'
+        'Restart=on-failure\n'
+        'RestartSec=10\n'
+        'CapabilityBoundingSet=\n'
+        'NoNewPrivileges=yes\n'
+        'ProtectSystem=strict\n'
+        'ProtectHome=yes\n'
+        'PrivateTmp=yes\n'
+        'PrivateDevices=yes\n'
+        'ProtectKernelTunables=yes\n'
+        'ProtectKernelModules=yes\n'
+        'ProtectControlGroups=yes\n'
+        'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX\n'
+        'RestrictNamespaces=yes\n'
+        'RestrictRealtime=yes\n'
+        'LockPersonality=yes\n'
+        'SystemCallArchitectures=native\n'
+        '\n'
+        '[Install]\n'
+        'WantedBy=multi-user.target\n').format(
+            digest=digest, lib=lib_dir, python=python, port=port,
+            address=ADDRESS)
+
+
+def exporter_digest(lib_dir: str) -> str:
+    """The first 16 hex digits of the exporter's source's sha256."""
+    path = os.path.join(lib_dir, 'nvidia_vgpu', 'monitoring', 'exporter.py')
+    with open(path, 'rb') as stream:
+        return hashlib.sha256(stream.read()).hexdigest()[:16]
+
+
+def ensure_exporter(port: int, python: str, lib_dir: str) -> Optional[str]:
+    """Install and (re)start the service where it is new or its unit
+    changed (the port, the interpreter, the exporter); nothing restarts
+    otherwise. Why it did not start, or None."""
+    text = unit_text(python, lib_dir, port, exporter_digest(lib_dir))
+    if systemd.install_unit(UNIT, text):
+        try:
+            # Starts it the first time, or on the new port.
+            systemd.run_unit(UNIT)
+        except subprocess.CalledProcessError:
+            # Its scrape target stays published: the exporter-down alert
+            # says it is not there.
+            return '{} did not start: see journalctl -u {}'.format(UNIT,
+                                                                   UNIT)
+    return None
+
+
+def remove_exporter() -> bool:
+    """Stop and remove the service; True if it was there."""
+    if not systemd.installed(UNIT):
+        return False
+    systemd.stop_unit(UNIT)
+    return systemd.remove_unit(UNIT)
+
+
+def port_problem(port: Any) -> Optional[str]:
+    """Why the option's value cannot be the exporter's port, or None."""
+    if isinstance(port, int) and not isinstance(port, bool) and \
+            0 < port < 65536:
+        return None
+    return '{} must be a TCP port (1-65535), not {!r}: the vGPU metrics ' \
+        'are not served'.format(PORT_OPTION, port)
+
+
+def configure(endpoint: Any, port: Any, charm_dir: str,
+              python: str) -> Optional[str]:
+    """Serve the metrics on this port and tell grafana-agent where, with
+    the alert rules and dashboard (the endpoint only writes what
+    changed). What went wrong, or None."""
+    problem = port_problem(port)
+    if problem:
+        return problem
+    problem = ensure_exporter(port, python, os.path.join(charm_dir, 'lib'))
+    endpoint.update_cos_agent(
+        [endpoint.MetricsEndpoint(port, METRICS_PATH, ADDRESS, JOB_NAME)],
+        alert_rules_dir=os.path.join(charm_dir, ALERT_RULES_DIR),
+        dashboards_dir=os.path.join(charm_dir, DASHBOARDS_DIR))
+    return problem
