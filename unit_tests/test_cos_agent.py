@@ -574,8 +574,9 @@ def test_the_relation_serves_publishes_and_removes_through_real_hooks(
     path = tmp_path / 'cos-agent.yaml'
     path.write_text(SCENARIO)
     output = json.loads(simulate_text(str(path)))
-    steps = [(step['step'], [command[1:] for command in step['commands']
-                              if command[0] == 'systemctl'],
+    steps = [(step['step'],
+              [command[1:] for command in step['commands']
+               if command[0] == 'systemctl'],
               step['relation_sets']) for step in output['steps']]
     start = [['daemon-reload'], ['enable', cos_agent.UNIT],
              ['restart', cos_agent.UNIT]]
