@@ -30,7 +30,9 @@ def test_metadata_is_a_nova_compute_subordinate():
     assert metadata['name'] == 'nova-compute-nvidia-vgpu'
     assert metadata['subordinate'] is True
     assert metadata['provides'] == {
-        'nova-vgpu': {'interface': 'nova-vgpu', 'scope': 'container'}}
+        'nova-vgpu': {'interface': 'nova-vgpu', 'scope': 'container'},
+        'nrpe-external-master': {'interface': 'nrpe-external-master',
+                                 'scope': 'container'}}
     assert metadata['requires'] == {
         'juju-info': {'interface': 'juju-info', 'scope': 'container'}}
     assert metadata['series'] == ['bionic', 'focal', 'jammy', 'noble']
