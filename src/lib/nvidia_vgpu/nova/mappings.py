@@ -26,14 +26,25 @@ OPTION = 'vgpu-device-mappings'
 # Whole-string grammars: use them with fullmatch() only.
 TYPE_NAME = re.compile(r'nvidia-[1-9][0-9]{0,4}', re.ASCII)
 # NVIDIA's vGPU profile name, as its driver prints it after "GRID " or
-# "NVIDIA ": the board (V100, A100D, L40S, RTX6000-Ada, DC), for MIG-backed
-# profiles the GPU instance's slices (A100D-1-10C), the frame buffer in GB
-# (0: 512 MB, M60-0Q), the series letter, and NVIDIA's variants (T4-2B4;
-# MIG media extensions and graphics: A100-1-5CME, DC-1-24CGFX).
+# "NVIDIA ". The rules are NVIDIA's own grammar of type names
+# (vgpu-device-manager, pkg/types/vgpu_type.go), bounded and no looser
+# than the names published for vGPU 17 to 20 need (the tests hold them:
+# unit_tests/data/nvidia_vgpu_profile_names.json):
+# - the board: up to 16 capitals and digits, at least one capital; it may
+#   begin with a digit (V100, A100D, GH200L, DC, 6000D);
+# - time-sliced: the board, up to two words of it (RTX6000-Ada), '-', the
+#   frame buffer in GB (0 is 512 MB: M60-0Q), the series (A, B, C or Q)
+#   or B4, a variant of some B-series types (T4-2B4);
+# - MIG-backed: the board, '-', the GPU instance's slices (1-7), '-', the
+#   frame buffer in GB (A100D-1-10C, 6000D-2-84Q), the series, and at most
+#   one MIG attribute: media extensions ME, NOME or MEALL, or graphics GFX
+#   (A100-1-5CME, DC-1-24CGFX).
+_BOARD = r'(?=[0-9]*[A-Z])[A-Z0-9]{1,16}'
+_TIME_SLICED = (r'(?:-[A-Z][A-Za-z]{0,15}){0,2}'
+                r'-(?:0|[1-9][0-9]{0,3})(?:[ACQ]|B4?)')
+_MIG_BACKED = r'-[1-7]-[1-9][0-9]{0,3}[ABCQ](?:ME|NOME|MEALL|GFX)?'
 PROFILE = re.compile(
-    r'[A-Z][A-Z0-9]{0,15}(?:-[A-Z][A-Za-z0-9]{0,15}){0,2}'
-    r'-(?:[1-9]-)?(?:0|[1-9][0-9]{0,3})[ABCQ](?:[1-9]|ME|NOME|MEALL|GFX)?',
-    re.ASCII)
+    '{}(?:{}|{})'.format(_BOARD, _TIME_SLICED, _MIG_BACKED), re.ASCII)
 PCI_ADDRESS = re.compile(
     r'[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]', re.ASCII)
 # A GPU model instead of an address: vendor:device, optionally narrowed by
