@@ -16,8 +16,11 @@ UNPRIVILEGED = 65534
 # What a shell answers for a program it cannot find, or cannot run.
 NOT_FOUND = 127
 CANNOT_RUN = 126
-# What a hook has and NRPE, cron or an operator's shell has not.
-HOOK_CONTEXT = ('JUJU_', 'CHARM_DIR')
+# What a hook has and NRPE, cron or an operator's shell has not; and
+# which Python ran, which is a hook's record: a program's `#!/usr/bin/
+# python3` is this machine's, not the series' (the unit tests run such
+# programs under each series' Python).
+HOOK_CONTEXT = ('JUJU_', 'CHARM_DIR', 'SIM_PYTHONS_SEEN')
 
 
 def environment(hook_environment: Dict[str, str]) -> Dict[str, str]:

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from sim import boot, charmdir, dkms, exec_step, fakebin
+from sim import boot, charmdir, dkms, exec_step, fakebin, neighbours
 from sim import guests as simguests
 from sim import host as simhost, pythons, report as simreport
 from sim import scenario as scenarios
@@ -107,6 +107,8 @@ class Simulation:
             charmdir.assemble_from_source(self.repo_root, self.charm_dir)
         self._install_fake_tools()
         state = self._initial_state()
+        neighbours.install(self.host_root, state['host'],
+                           self.scenario.get('relations', {}))
         for name, spec in self.scenario.get('resources', {}).items():
             state['resources'][name] = self._place_resource(name, spec)
         self._save(state)

@@ -479,3 +479,53 @@ class VgpuGuestTest(unittest.TestCase):
         refused = zaza.model.run_action(ours, 'restart-services')
         self.assertEqual(refused.data['status'], 'failed')
         self.assertIn(instance, refused.data.get('message', ''))
+
+
+def nrpe_application():
+    """The nrpe application related to ours, or None."""
+    for name, application in zaza.model.get_status().applications.items():
+        if application.charm_name == 'nrpe' and APPLICATION in (
+                application.relations or {}).get('nrpe-external-master', []):
+            return name
+    return None
+
+
+def nrpe_commands(unit):
+    """The check commands this charm wrote on a unit's host: check name
+    -> the command line NRPE runs."""
+    result = zaza.model.run_on_unit(unit, (
+        'grep -h "^command\\[check_nvidia_vgpu_" '
+        '/etc/nagios/nrpe.d/check_nvidia_vgpu_*.cfg'))
+    commands = {}
+    for line in result['Stdout'].splitlines():
+        name, _, command = line[len('command['):].partition(']=')
+        commands[name] = command
+    return commands
+
+
+class VgpuMonitoringTest(unittest.TestCase):
+    """With the nrpe subordinate related to this charm (add nrpe to a
+    bundle, tests/README.md): each unit's checks run as the nagios user
+    and answer; a host without GPU has its one check, OK."""
+
+    @classmethod
+    def setUpClass(cls):
+        if nrpe_application() is None:
+            raise unittest.SkipTest('no nrpe application related to ' +
+                                    APPLICATION)
+
+    def test_every_check_runs_as_nagios_and_ready_units_are_ok(self):
+        ready = set(ready_units())
+        for unit in subordinate_units():
+            commands = nrpe_commands(unit)
+            self.assertTrue(commands, 'no check of ours on ' + unit)
+            if hardware_mappings() is None:
+                self.assertEqual(sorted(commands), ['check_nvidia_vgpu_host'])
+            for name, command in sorted(commands.items()):
+                result = zaza.model.run_on_unit(
+                    unit, 'sudo -u nagios {}'.format(command))
+                line = result['Stdout'].strip()
+                self.assertEqual(len(line.splitlines()), 1, line)
+                self.assertRegex(line, r'^(OK|WARNING|CRITICAL): ')
+                if unit in ready and name != 'check_nvidia_vgpu_waits':
+                    self.assertEqual(int(result['Code']), 0, (name, line))

@@ -24,7 +24,9 @@ import yaml
 from sim import charmdir
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOCS = ['docs/index.md', 'README.md', 'docs/fleet.md', 'docs/reference.md']
+DOCS = ['docs/index.md', 'README.md', 'docs/fleet.md', 'docs/reference.md',
+        'docs/monitoring.md']
+GUIDE = 'docs/index.md'
 CHARM = 'nova-compute-nvidia-vgpu'
 # `juju deploy` takes the built file: Charmhub's charm of the same name is
 # a different, ops-based one (no sha256 option, no pause action).
@@ -36,7 +38,7 @@ SERIES_VERSIONS = {'bionic': '18.04', 'focal': '20.04', 'jammy': '22.04',
 # options are not checked (their YAML is not here); their names are, so a
 # typo in an application name does not pass as "someone else's".
 OTHER_CHARMS = {'nova-compute', 'nova-cloud-controller', 'placement',
-                'ovn-chassis', 'ceilometer-agent'}
+                'ovn-chassis', 'ceilometer-agent', 'nrpe', 'nagios'}
 # The principal's end of nova-vgpu (charm-nova-compute, yoga and later).
 PRINCIPAL_ENDPOINT = 'nova-vgpu'
 SUBST = '$SUBST'   # what a $( ... ) command substitution reads as
@@ -233,11 +235,13 @@ class Checker:
         self.others = set(OTHER_CHARMS)
         self.errors: List[str] = []
 
-    def check_page(self, text: str) -> List[str]:
+    def check_page(self, text: str, guide: str = '') -> List[str]:
+        """guide: the operator guide, whose walk-through deploys the
+        applications (vgpu-v100, nova-compute-v100) other pages name."""
         commands = list(juju_commands(text))
         # Deployments first: a page may name an application before the
         # command that creates it (a summary, then the steps).
-        for argv in commands:
+        for argv in list(juju_commands(guide)) + commands:
             if len(argv) > 2 and argv[1] == 'deploy':
                 self._learn_deploy(argv)
         for argv in commands:
@@ -692,8 +696,9 @@ SUBCOMMANDS = {
 }
 
 
-def check_text(text: str, charm: Optional[Charm] = None) -> List[str]:
-    return Checker(charm or built_charm()).check_page(text)
+def check_text(text: str, charm: Optional[Charm] = None,
+               guide: str = '') -> List[str]:
+    return Checker(charm or built_charm()).check_page(text, guide)
 
 
 def _read(page: str) -> str:
@@ -714,7 +719,8 @@ PENDING = {}  # type: Dict[str, Set[str]]
 
 @pytest.mark.parametrize('page', DOCS)
 def test_every_juju_command_in_the_docs_fits_the_charm(page):
-    errors = check_text(_read(page))
+    guide = _read(GUIDE) if page != GUIDE else ''
+    errors = check_text(_read(page), guide=guide)
     wrong = COUNTER_EXAMPLES.get(page, set())
     assert [error for error in errors
             if error not in PENDING.get(page, ())

@@ -224,3 +224,27 @@ def test_per_profile_test_reads_the_nova_conf_the_charm_renders(
     assert set(vgpu_tests.PCI_CLASS.findall(text)) == {
         'CUSTOM_VGPU_L40S_2Q'}
     assert vgpu_tests.MDEV_CLASS.findall(text) == []
+
+
+def test_monitoring_test_runs_the_commands_the_charm_writes(
+        vgpu_tests, monkeypatch):
+    """The check commands read back from nrpe.d, as `grep -h` prints the
+    files the charm wrote in the simulator's healthy V100 story."""
+    record = os.path.join(REPO, 'unit_tests', 'data', 'scenario_outputs',
+                          'monitoring', 'v100-healthy.json')
+    with open(record) as stream:
+        files = json.load(stream)['files']
+    lines = [line for path, text in sorted(files.items())
+             if path.startswith('/etc/nagios/nrpe.d/')
+             for line in text.splitlines() if line.startswith('command[')]
+    monkeypatch.setattr(vgpu_tests.zaza.model, 'run_on_unit',
+                        lambda unit, command: {'Stdout': '\n'.join(lines)})
+    commands = vgpu_tests.nrpe_commands('nova-compute-nvidia-vgpu/0')
+    assert sorted(commands) == [
+        'check_nvidia_vgpu_' + name for name in
+        ('capacity', 'drift', 'driver', 'services', 'waits')]
+    assert commands['check_nvidia_vgpu_drift'].split() == [
+        '/usr/local/lib/nagios/plugins/check_nvidia_vgpu',
+        'nvidia_vgpu_drift', '--facts',
+        '/var/lib/nova-compute-nvidia-vgpu/monitoring.json', '--max-age',
+        '7200']

@@ -15,14 +15,20 @@ import os
 
 import pytest
 
+from test_layer import is_stdlib
+
 LIB = os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), 'src', 'lib', 'nvidia_vgpu')
 
 HOST = ('host',)
 POLICY = ('nova', 'health', 'status', 'vgpu_types', 'juju_commands',
+          'option_text', 'mig',
           'driver.software', 'driver.module_build', 'driver.sriov',
-          'driver.series_upgrade')
+          'driver.series_upgrade', 'monitoring.report')
 RECORDS = ('model',)
+# Programs the host runs outside the charm, from the charm's copy of the
+# file alone: the standard library of the host's python3 only.
+STANDALONE = ('monitoring.nagios_check',)
 
 
 def _modules():
@@ -101,6 +107,16 @@ def test_every_module_is_in_a_room():
     """A new module says which kind it is (or is one of the programs
     that bring them together)."""
     programs = ('driver.restore', 'restore', 'state', 'memo',
-                'monitoring.exporter', 'monitoring.cos_agent')
+                'monitoring.facts_file', 'monitoring.nrpe',
+                'monitoring.upkeep', 'monitoring.exporter',
+                'monitoring.cos_agent')
     assert [module for module, _ in MODULES
-            if not _in(module, HOST + POLICY + RECORDS + programs)] == []
+            if not _in(module, HOST + POLICY + RECORDS + STANDALONE +
+                       programs)] == []
+
+
+@pytest.mark.parametrize('module,path', [
+    (module, path) for module, path in MODULES if _in(module, STANDALONE)])
+def test_standalone_programs_need_only_the_standard_library(module, path):
+    imported = {name.split('.')[0] for name in _imports(path)}
+    assert {name for name in imported if not is_stdlib(name)} == set()

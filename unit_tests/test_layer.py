@@ -31,6 +31,8 @@ def test_metadata_is_a_nova_compute_subordinate():
     assert metadata['subordinate'] is True
     assert metadata['provides'] == {
         'nova-vgpu': {'interface': 'nova-vgpu', 'scope': 'container'},
+        'nrpe-external-master': {'interface': 'nrpe-external-master',
+                                 'scope': 'container'},
         'cos-agent': {'interface': 'cos_agent', 'limit': 1}}
     assert metadata['requires'] == {
         'juju-info': {'interface': 'juju-info', 'scope': 'container'}}

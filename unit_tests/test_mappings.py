@@ -5,7 +5,7 @@ import pytest
 
 from nvidia_vgpu.nova import mappings
 from nvidia_vgpu.nova.mappings import MappingError, parse
-from nvidia_vgpu import model
+from nvidia_vgpu import model, option_text
 
 
 @pytest.mark.parametrize('text', [
@@ -141,7 +141,7 @@ def test_billion_laughs_is_refused_without_expanding_it():
 
 
 def test_entries_beyond_the_budget_are_refused(monkeypatch):
-    monkeypatch.setattr(mappings, 'MAX_NODES', 5)
+    monkeypatch.setattr(option_text, 'MAX_NODES', 5)
     text = ("nvidia-35: ['0000:84:00.0', '0000:85:00.0']\n"
             "nvidia-36: ['0000:86:00.0', '0000:87:00.0']\n")
     with pytest.raises(MappingError, match=r'too many entries \(more than '

@@ -55,7 +55,8 @@ FAMILIES = [nova_config.QUEENS, nova_config.USSURI, nova_config.XENA,
 
 TYPES = ['nvidia-105', 'nvidia-108', 'nvidia-222', 'nvidia-234',
          'nvidia-35', 'nvidia-99999',
-         'V100-8Q', 'V100-1Q', 'T4-16C', 'A40-2Q', 'A100D-1-10C']
+         'V100-8Q', 'V100-1Q', 'T4-16C', 'A40-2Q', 'A100D-1-10C',
+         '6000D-2-84Q']
 ADDRESSES = ['0000:84:00.0', '0000:85:00.0', '0000:8a:00.0',
              '0001:0a:00.0', '0000:41:00.0', '0000:c1:00.7']
 SELECTORS = ['10de:1db4', V100, '10de:1eb8', T4, '10de:2236']
@@ -65,16 +66,23 @@ SELECTORS = ['10de:1db4', V100, '10de:1eb8', T4, '10de:2236']
 SPEC_TYPE = re.compile(r'nvidia-[1-9][0-9]{0,4}')
 SPEC_ADDRESS = re.compile(r'[0-9a-f]{4}:[0-9a-f]{2}:[01][0-9a-f]\.[0-7]')
 SPEC_SELECTOR = re.compile(r'10de:[0-9a-f]{4}(:[0-9a-f]{4}:[0-9a-f]{4})?')
-# A profile name: board, up to two more words of it, MIG slices, frame
-# buffer in GB, series, variant (docs/reference.md, "Profile names").
-_BOARD = r'[A-Z][0-9A-Z]{0,15}'
-_WORD = r'-[A-Z][0-9A-Za-z]{0,15}'
-_SLICES = r'-[1-9]'
-_GB = r'-(0|[1-9][0-9]{0,3})'
-_SERIES = r'(A|B|C|Q)'
-_VARIANT = r'([1-9]|ME|NOME|MEALL|GFX)'
-SPEC_PROFILE = re.compile('{}({})?({})?({})?{}{}{}?'.format(
-    _BOARD, _WORD, _WORD, _SLICES, _GB, _SERIES, _VARIANT))
+# A profile name: a board; time-sliced, up to two more words of it, frame
+# buffer in GB, series (B4 for B); or MIG-backed, slices, frame buffer,
+# series, MIG attribute (docs/reference.md, "Profile names").
+_BOARD = r'[0-9]{0,15}[A-Z][0-9A-Z]{0,15}'
+_WORD = r'-[A-Z][A-Za-z]{0,15}'
+_TIME_SLICED = r'({})?({})?-(0|[1-9][0-9]{{0,3}})(A|B|B4|C|Q)'.format(
+    _WORD, _WORD)
+_MIG_BACKED = r'-[1-7]-[1-9][0-9]{0,3}(A|B|C|Q)(ME|NOME|MEALL|GFX)?'
+_PROFILE = re.compile('{}({}|{})'.format(_BOARD, _TIME_SLICED, _MIG_BACKED))
+
+
+def spec_profile(text: str) -> bool:
+    """A profile name, its board (checked apart) 1 to 16 characters."""
+    board = re.match('[0-9A-Z]*', text).group()
+    return bool(_PROFILE.fullmatch(text)) and len(board) <= 16
+
+
 PRINTABLE_ASCII = set(string.printable) - set('\t\n\r\x0b\x0c')
 
 
@@ -125,7 +133,7 @@ def spec_host_mappings(text: str, offered: Optional[Dict[str, Set[str]]]
     for vgpu_type, entries in data.items():
         if not _text_fields(vgpu_type) or not (
                 SPEC_TYPE.fullmatch(vgpu_type)
-                or SPEC_PROFILE.fullmatch(vgpu_type)):
+                or spec_profile(vgpu_type)):
             raise Refused('type')
         if not isinstance(entries, list) or not entries:
             raise Refused('entries')
@@ -152,7 +160,7 @@ def spec_host_mappings(text: str, offered: Optional[Dict[str, Set[str]]]
                            SPEC_SELECTOR.fullmatch(entry) and (
                                gpu.ids + ':').startswith(entry + ':'))]
             for device in devices:
-                if SPEC_PROFILE.fullmatch(vgpu_type):
+                if spec_profile(vgpu_type):
                     named.setdefault(device, set()).add(vgpu_type)
                     continue
                 claims.setdefault(device, set()).add(vgpu_type)

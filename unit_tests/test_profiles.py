@@ -163,12 +163,13 @@ def test_a_gpu_the_driver_gives_no_types_offers_none():
 
 
 def test_names_are_matched_whole_and_exactly():
-    """V100-8Q is not V100D-8Q, nor V100-8Q4; no prefix, no case games."""
+    """V100-8Q is not V100D-8Q, V100-2B is not V100-2B4; no prefix, no
+    case games. (V100-8Q4 is no name at all: only the B series has B4.)"""
     table = {'0000:84:00.0': {'nvidia-183': 'GRID V100D-8Q',
                               'nvidia-217': 'GRID V100-2B4'}}
     for text in ("{'V100-8Q': ['0000:84:00.0']}",
                  "{'V100-2B': ['0000:84:00.0']}",
-                 "{'V100D-8Q4': ['0000:84:00.0']}"):
+                 "{'V100D-2B4': ['0000:84:00.0']}"):
         result = resolve(text, [v100()], table)
         assert result.mappings == {}, text
         assert 'it offers: V100D-8Q, V100-2B4' in result.problems[0]

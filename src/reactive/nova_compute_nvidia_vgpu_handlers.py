@@ -95,3 +95,16 @@ def finish_series_upgrade_prepare():
     with charm.provide_charm_instance() as instance:
         instance.finish_held_series_upgrade()
         instance.assess_status()
+
+
+@reactive.when_any('nrpe-external-master.available', 'cos-agent.available',
+                   'nova-compute-nvidia-vgpu.monitored')
+@reactive.when_not('nova-compute-nvidia-vgpu.stopping')
+def update_monitoring():
+    """Keep what NRPE and the exporter read current at every hook, and
+    remove it once no monitoring relation is left."""
+    with charm.provide_charm_instance() as instance:
+        monitored = instance.update_monitoring(
+            reactive.endpoint_from_flag('nrpe-external-master.available'),
+            reactive.is_flag_set('cos-agent.available'))
+    reactive.toggle_flag('nova-compute-nvidia-vgpu.monitored', monitored)

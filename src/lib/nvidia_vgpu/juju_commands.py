@@ -24,3 +24,13 @@ def relate_command(juju_version: Optional[str], endpoint: str,
     major = juju_major(juju_version)
     verb = 'relate' if major is not None and major < 3 else 'integrate'
     return 'juju {} {} {}'.format(verb, endpoint, principal_endpoint)
+
+
+def action_command(juju_version: Optional[str], unit: str,
+                   action: str) -> str:
+    """The command running an action on a unit and waiting for it on
+    this Juju (2.9's `juju run` runs commands, not actions)."""
+    major = juju_major(juju_version)
+    if major is not None and major < 3:
+        return 'juju run-action --wait {} {}'.format(unit, action)
+    return 'juju run {} {}'.format(unit, action)

@@ -27,7 +27,7 @@ from nvidia_vgpu.health import verdict
 from nvidia_vgpu.host import (
     boot_records, dpkg, kernel, nvidia_smi, resources,
     snapshot, survey, systemd)
-from nvidia_vgpu.monitoring import cos_agent
+from nvidia_vgpu.monitoring import cos_agent, upkeep
 from nvidia_vgpu.nova import (
     guest_safety, mappings, nova_config, plan, releases, resource_classes)
 
@@ -564,6 +564,14 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
             self.health_facts(detail=True),
             survey.versions(installed_nova_version()),
             nvidia_smi.vgpu_report())
+
+    # ------------------------------------------------------- monitoring
+
+    def update_monitoring(self, nrpe_endpoint, cos_agent: bool) -> bool:
+        """Refresh what NRPE checks and the exporter read, and the NRPE
+        checks; remove them once nothing monitors (False then)."""
+        return upkeep.update(lambda: self.health_facts(detail=True),
+                             nrpe_endpoint, cos_agent, self.config)
 
 
 class UssuriNovaComputeNvidiaVgpuCharm(NovaComputeNvidiaVgpuCharm):

@@ -259,11 +259,10 @@ def _notices(facts: HostFacts, drifted: List[Finding]) -> List[Finding]:
             facts.held, facts.held_whole_host)))
     if facts.waiting_software:
         package, version = facts.waiting_software
-        guests = guest_safety.guest_names(guest_safety.running(
-            _vgpus_in_use(facts), facts.running_guests))
         found.append(Finding(SOFTWARE_WAITS, False,
                              guest_safety.software_waits_message(
-                                 package, version, guests)))
+                                 package, version,
+                                 software_waits_guests(facts))))
     for message in nova_config.adds_summary(facts.nova_adds,
                                             _gpu_of(facts.gpus)):
         found.append(Finding(NOVA_TAKES_MORE, False, message))
@@ -276,6 +275,12 @@ def _notices(facts: HostFacts, drifted: List[Finding]) -> List[Finding]:
             'Nova has not been given this host\'s vGPU settings yet (they '
             'go at the next hook)')))
     return found
+
+
+def software_waits_guests(facts: HostFacts) -> List[str]:
+    """The running guests an attached driver revision waits for."""
+    return guest_safety.guest_names(guest_safety.running(
+        _vgpus_in_use(facts), facts.running_guests))
 
 
 def _vgpus_in_use(facts: HostFacts) -> List[model.VgpuInUse]:

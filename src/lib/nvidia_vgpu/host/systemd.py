@@ -29,6 +29,11 @@ def install_unit(name: str, text: str) -> bool:
     return True
 
 
+def reload(name: str) -> None:
+    """Have a service read its configuration again."""
+    _systemctl('reload', name)
+
+
 def run_unit(name: str) -> None:
     """Run a oneshot unit now, even if it already ran since boot."""
     _systemctl('restart', name)

@@ -1,8 +1,8 @@
-"""The monitoring room: what the charm tells the fleet's monitoring about
-this host's vGPUs.
+"""Monitoring: what NRPE checks and the Prometheus exporter report.
 
-The charm's hooks read the host and write the facts (a JSON document,
-FACTS_PATH in exporter.py); the exporter serves them to Prometheus at
-every scrape, and cos_agent.py installs it and publishes its scrape job,
-alert rules and dashboard to grafana-agent over the cos-agent relation.
+Hooks run as root and read the host; Nagios and the exporter must not
+(libvirt's definitions and the charm's records are root's alone). So each
+hook writes the verdict as a world-readable document (report.py), and the
+readers only read it, its age telling them whether the unit agent still
+runs hooks.
 """

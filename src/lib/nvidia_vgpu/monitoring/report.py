@@ -1,0 +1,279 @@
+"""The monitoring document: the health verdict, as NRPE checks and the
+exporter read it.
+
+Each check is one Nagios service with a state and one line that says what
+is wrong and how to fix it, because an operator paged at night reads
+only that line. The checks split the verdict by who acts: the vGPU
+Manager's services, the driver (install, reboot), drift (the host lost
+what Nova or a guest was given), changes waiting for guests, and free
+vGPUs per type (OK, with perfdata for graphs). A host without a GPU has
+one check, so that every unit of the application is monitored alike.
+
+Pure: HostFacts and the verdict's findings in, a JSON-ready dict out.
+"""
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
+
+from nvidia_vgpu.health import verdict
+
+VERSION = 1
+# Nagios plugin states.
+OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
+STATE_NAMES = ('OK', 'WARNING', 'CRITICAL', 'UNKNOWN')
+
+SERVICES = 'nvidia_vgpu_services'
+DRIVER = 'nvidia_vgpu_driver'
+DRIFT = 'nvidia_vgpu_drift'
+WAITS = 'nvidia_vgpu_waits'
+CAPACITY = 'nvidia_vgpu_capacity'
+NO_GPU = 'nvidia_vgpu_host'
+GPU_HOST_CHECKS = (SERVICES, DRIVER, DRIFT, WAITS, CAPACITY)
+ALL_CHECKS = GPU_HOST_CHECKS + (NO_GPU,)
+
+# Nagios service descriptions may not hold `~!$%^&*"|'<>?,()=
+DESCRIPTIONS = {
+    SERVICES: 'NVIDIA vGPU Manager services {unit}',
+    DRIVER: 'NVIDIA vGPU driver installed and running {unit}',
+    DRIFT: 'NVIDIA vGPU host drift {unit}',
+    WAITS: 'NVIDIA vGPU changes waiting for guests {unit}',
+    CAPACITY: 'NVIDIA vGPUs free per type {unit}',
+    NO_GPU: 'NVIDIA vGPU host without GPU {unit}',
+}
+
+# What to do about each drift, on the host (the finding says what).
+DRIFT_FIXES = {
+    verdict.VFS_MISSING: (
+        'read journalctl -b -u nvidia-vgpu-sriov, then run sudo systemctl '
+        'restart nvidia-vgpu-sriov or reboot the host'),
+    verdict.GUEST_VGPU_MISSING: (
+        'reboot the host, or run sudo systemctl restart nova-compute '
+        '(running guests are not touched)'),
+    verdict.NOVA_DEVICE_MISSING: (
+        'fix the host, or set vgpu-device-mappings to what it has'),
+    verdict.NOVA_TYPE_MISSING: (
+        'fix the host, or set vgpu-device-mappings to what it has'),
+}
+WAIT_CODES = (verdict.RETYPE_PENDING, verdict.SOFTWARE_WAITS)
+
+
+class Check(NamedTuple):
+    """One Nagios service's answer."""
+
+    name: str
+    state: int
+    text: str
+    perfdata: str = ''
+
+
+def document(facts: verdict.HostFacts, unit: str,
+             health_command: str) -> Dict[str, object]:
+    """Everything the checks and the exporter report, for this unit.
+
+    facts: with detail (services, free instances); health_command: how
+    an operator runs the vgpu-health action on this unit and this Juju.
+    """
+    found = verdict.findings(facts)
+    rows = vgpu_rows(facts)
+    checks = (gpu_host_checks(facts, found, rows, health_command)
+              if facts.gpus else [no_gpu_check(found)])
+    installed = facts.installed
+    return {
+        'version': VERSION,
+        'gpu_host': bool(facts.gpus),
+        'healthy': not any(finding.broken for finding in found),
+        'paused': facts.paused,
+        'driver': {
+            'package': installed.package if installed else None,
+            'installed': installed.version if installed else None,
+            'running': facts.driver,
+            'reboot_required': _has(found, verdict.REBOOT_REQUIRED)},
+        'services': dict(sorted(facts.services.items())),
+        'vgpus': rows,
+        'drift': [{'code': finding.code, 'message': finding.message}
+                  for finding in found if finding.code in verdict.DRIFT],
+        'waits': waits(facts, found),
+        'checks': [{
+            'name': check.name,
+            'description': DESCRIPTIONS[check.name].format(unit=unit),
+            'state': check.state, 'text': check.text,
+            'perfdata': check.perfdata} for check in checks],
+    }
+
+
+def _has(found: Sequence[verdict.Finding], code: str) -> bool:
+    return any(finding.code == code for finding in found)
+
+
+def _first(found: Sequence[verdict.Finding], codes: Sequence[str]
+           ) -> List[verdict.Finding]:
+    return [finding for finding in found if finding.code in codes]
+
+
+def _more(count: int, health_command: str) -> str:
+    return (' (and {} more: {})'.format(count, health_command)
+            if count else '')
+
+
+def gpu_host_checks(facts: verdict.HostFacts,
+                    found: Sequence[verdict.Finding],
+                    rows: Sequence[Mapping[str, object]],
+                    health_command: str) -> List[Check]:
+    """The five checks of a host with GPUs."""
+    return [services_check(facts, found, health_command),
+            driver_check(facts, found),
+            drift_check(found, health_command),
+            waits_check(found),
+            capacity_check(rows, sorted(facts.published or {}))]
+
+
+def services_check(facts: verdict.HostFacts,
+                   found: Sequence[verdict.Finding],
+                   health_command: str) -> Check:
+    """CRITICAL while a vGPU Manager service or a boot unit of the charm
+    is down: guests cannot get vGPUs. A paused unit is down on purpose."""
+    broken = _first(found, (verdict.SERVICE_STOPPED,
+                            verdict.BOOT_UNIT_FAILED))
+    if broken:
+        return Check(SERVICES, CRITICAL, broken[0].message + _more(
+            len(broken) - 1, health_command))
+    if facts.paused:
+        return Check(SERVICES, WARNING, (
+            'The unit is paused: the vGPU Manager is stopped on purpose '
+            '(run the resume action to start it)'))
+    if not facts.services:
+        return Check(SERVICES, OK, 'No vGPU Manager installed yet '
+                     '(see the driver check)')
+    return Check(SERVICES, OK, 'vGPU Manager running: ' + ', '.join(
+        '{} {}'.format(name, state)
+        for name, state in sorted(facts.services.items())))
+
+
+def driver_check(facts: verdict.HostFacts,
+                 found: Sequence[verdict.Finding]) -> Check:
+    """CRITICAL without working vGPU software; WARNING while a reboot
+    is pending: guests run, on the old driver, until the host reboots."""
+    for finding in found:
+        if finding.code in (verdict.NO_SOFTWARE, verdict.SOFTWARE_PROBLEM):
+            return Check(DRIVER, CRITICAL, finding.message)
+        if finding.code == verdict.REBOOT_REQUIRED:
+            return Check(DRIVER, WARNING, finding.message + (
+                ': reboot the host once its guests are moved'))
+    installed = facts.installed
+    return Check(DRIVER, OK, 'NVIDIA vGPU software {} {} installed and '
+                 'running'.format(installed.package, installed.version)
+                 if installed else 'NVIDIA vGPU software running')
+
+
+def drift_check(found: Sequence[verdict.Finding],
+                health_command: str) -> Check:
+    """CRITICAL when the host lost what Nova or a guest was given: Nova
+    offers vGPUs it cannot create, or a guest lost its vGPU."""
+    drifted = _first(found, verdict.DRIFT)
+    if not drifted:
+        return Check(DRIFT, OK, 'The host has every device and vGPU Nova '
+                     'and its guests were given')
+    first = drifted[0]
+    return Check(DRIFT, CRITICAL, '{}; fix: {}{}'.format(
+        first.message, DRIFT_FIXES[first.code],
+        _more(len(drifted) - 1, health_command)))
+
+
+def waits_check(found: Sequence[verdict.Finding]) -> Check:
+    """WARNING while a change waits for guests (it names them and what
+    frees them) or while the unit refuses vgpu-device-mappings (Nova
+    keeps what it had): nothing is broken, but something must happen."""
+    waiting = _first(found, WAIT_CODES + (verdict.CONFIG_BLOCKED,))
+    if not waiting:
+        return Check(WAITS, OK, 'No change waits for guests')
+    return Check(WAITS, WARNING, '; '.join(
+        finding.message for finding in waiting))
+
+
+def capacity_check(rows: Sequence[Mapping[str, object]],
+                   given: Sequence[str] = ()) -> Check:
+    """OK with perfdata: free, in use and capacity per vGPU type, summed
+    over the host's GPUs, for graphs and for thresholds set in Nagios.
+    given: the types Nova was given; one no GPU shows (its VFs are gone)
+    counts 0 (the drift check says why)."""
+    per_type: Dict[str, Dict[str, Optional[int]]] = {
+        vgpu_type: {'free': 0, 'in_use': 0, 'capacity': 0}
+        for vgpu_type in given}
+    profiles = {str(row['type']): row['profile'] for row in rows
+                if row['profile']}
+    for row in rows:
+        total = per_type.setdefault(str(row['type']), {
+            'free': 0, 'in_use': 0, 'capacity': 0})
+        for key, sum_so_far in total.items():
+            value: Optional[int] = row[key]  # type: ignore
+            total[key] = (None if value is None or sum_so_far is None
+                          else sum_so_far + value)
+    if not per_type:
+        return Check(CAPACITY, OK, 'Nova was given no vGPU type on this '
+                     'host (vgpu-device-mappings)')
+    parts, perfdata = [], []
+    for vgpu_type, total in sorted(per_type.items()):
+        parts.append('{}{} {} free of {}'.format(
+            vgpu_type, ' ({})'.format(profiles[vgpu_type])
+            if vgpu_type in profiles else '',
+            _count(total['free']), _count(total['capacity'])))
+        maximum = '' if total['capacity'] is None else total['capacity']
+        for key in ('free', 'in_use'):
+            if total[key] is not None:
+                perfdata.append("'{}_{}'={};;;0;{}".format(
+                    vgpu_type, key, total[key], maximum))
+    return Check(CAPACITY, OK, 'vGPUs: ' + ', '.join(parts),
+                 ' '.join(perfdata))
+
+
+def _count(value: Optional[int]) -> str:
+    return '?' if value is None else str(value)
+
+
+def no_gpu_check(found: Sequence[verdict.Finding]) -> Check:
+    """The one check of a host without a GPU: OK, unless the unit refuses
+    the application's vgpu-device-mappings."""
+    refused = _first(found, (verdict.CONFIG_BLOCKED,))
+    if refused:
+        return Check(NO_GPU, WARNING, refused[0].message)
+    return Check(NO_GPU, OK, 'No NVIDIA GPU on this host: nothing to '
+                 'monitor')
+
+
+def vgpu_rows(facts: verdict.HostFacts) -> List[Dict[str, object]]:
+    """One row per GPU and vGPU type Nova was given: capacity, in use
+    and free (None where the driver's counts were not read).
+
+    Free counts what Nova can still hand out: instances the driver can
+    create plus vGPUs created but unused (Nova reuses them); on the
+    vendor-specific VFIO driver, typed VFs no guest uses."""
+    rows: List[Dict[str, object]] = []
+    for gpu, row in zip(facts.gpus, verdict.gpu_rows(facts)):
+        types: List[str] = row['nova_types']  # type: ignore
+        in_use: int = row['in_use']  # type: ignore
+        free: Optional[int] = row['free']  # type: ignore
+        if free is not None and row['mode'] != 'vendor-vfio':
+            free += row['created'] - in_use  # type: ignore
+        one = len(types) == 1   # several: the GPU's counts are shared
+        for vgpu_type in types:
+            rows.append({
+                'gpu': gpu.address, 'model': gpu.model, 'type': vgpu_type,
+                'profile': gpu.names.get(vgpu_type),
+                'in_use': in_use if one else None,
+                'free': free if one else None,
+                'capacity': in_use + free
+                if one and free is not None else None})
+    return rows
+
+
+def waits(facts: verdict.HostFacts,
+          found: Sequence[verdict.Finding]) -> List[Dict[str, object]]:
+    """The changes waiting for guests, with the guests each waits for."""
+    result = []
+    for finding in _first(found, WAIT_CODES):
+        if finding.code == verdict.RETYPE_PENDING:
+            guests = sorted({guest for held in facts.held
+                             for guest in held.guests})
+        else:
+            guests = verdict.software_waits_guests(facts)
+        result.append({'code': finding.code, 'guests': guests,
+                       'message': finding.message})
+    return result

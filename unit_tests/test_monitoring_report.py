@@ -1,0 +1,160 @@
+"""The monitoring document (nvidia_vgpu.monitoring.report): which NRPE
+check says what, in which state, for the hosts an operator pages on."""
+import pytest
+
+from nvidia_vgpu import model
+from nvidia_vgpu.health import verdict
+from nvidia_vgpu.monitoring import report
+from test_health import (A100, A100_VFS, UUID_A, V100_A, V100_B, a100, l40s,
+                         v100_host)
+
+HEALTH = 'juju run vgpu/7 vgpu-health'
+OK, WARNING, CRITICAL = report.OK, report.WARNING, report.CRITICAL
+
+
+def checks(facts):
+    document = report.document(facts, 'vgpu/7', HEALTH)
+    return {check['name']: (check['state'], check['text'])
+            for check in document['checks']}
+
+
+def test_a_healthy_host_has_five_checks_all_ok():
+    found = checks(v100_host())
+    assert sorted(found) == sorted(report.GPU_HOST_CHECKS)
+    assert {state for state, _ in found.values()} == {OK}
+    assert found[report.SERVICES][1] == (
+        'vGPU Manager running: nvidia-vgpu-mgr active')
+
+
+def test_capacity_counts_free_created_and_in_use_per_type_as_perfdata():
+    document = report.document(v100_host(), 'vgpu/7', HEALTH)
+    capacity = [check for check in document['checks']
+                if check['name'] == report.CAPACITY][0]
+    # Each V100: 15 more can be created, 1 created and used by a guest.
+    assert capacity['text'] == (
+        'vGPUs: nvidia-105 (GRID V100-1Q) 30 free of 32')
+    assert capacity['perfdata'] == (
+        "'nvidia-105_free'=30;;;0;32 'nvidia-105_in_use'=2;;;0;32")
+    assert document['vgpus'][0] == {
+        'gpu': V100_A, 'model': 'Tesla V100 PCIe 16GB', 'type': 'nvidia-105',
+        'profile': 'GRID V100-1Q', 'capacity': 16, 'in_use': 1, 'free': 15}
+
+
+def test_an_unused_created_vgpu_counts_as_free():
+    facts = v100_host(mdev_users={UUID_A: ['instance-2a']})
+    rows = {row['gpu']: row for row in report.vgpu_rows(facts)}
+    assert rows[V100_B]['in_use'] == 0
+    assert rows[V100_B]['free'] == 16 and rows[V100_B]['capacity'] == 16
+
+
+def test_typed_vfs_no_guest_uses_are_free_on_the_vendor_vfio_driver():
+    vf_types = dict.fromkeys(A100_VFS, 1148)
+    facts = v100_host(gpus=[l40s(vf_types)], published={
+        'nvidia-1148': list(A100_VFS)}, wanted=None, mdevs=[],
+        mdev_users={}, pci_users={A100_VFS[0]: ['instance-9']})
+    assert report.vgpu_rows(facts) == [{
+        'gpu': A100, 'model': 'L40S', 'type': 'nvidia-1148',
+        'profile': 'NVIDIA L40S-2Q', 'in_use': 1, 'free': 2,
+        'capacity': 3}]
+
+
+def test_vfs_gone_after_a_boot_are_critical_naming_the_gpu_and_the_fix():
+    facts = v100_host(gpus=[a100(vfs=())], published={
+        'nvidia-697': list(A100_VFS)}, wanted=None, mdevs=[],
+        mdev_users={}, recorded={})
+    found = checks(facts)
+    state, text = found[report.DRIFT]
+    assert state == CRITICAL
+    assert text.startswith('SR-IOV GPU {} has no VFs (0 of 16)'.format(A100))
+    assert 'fix: read journalctl -b -u nvidia-vgpu-sriov, then run sudo ' \
+        'systemctl restart nvidia-vgpu-sriov or reboot the host' in text
+    assert text.endswith('(and 1 more: {})'.format(HEALTH))
+    # Nova still offers the type: it counts none now.
+    assert found[report.CAPACITY] == (
+        OK, 'vGPUs: nvidia-697 0 free of 0')
+
+
+def test_a_guest_that_lost_its_vgpu_is_critical():
+    facts = v100_host(mdevs=[(UUID_A, V100_A, 'nvidia-105')])
+    state, text = checks(facts)[report.DRIFT]
+    assert state == CRITICAL
+    assert text.startswith('Guest instance-2b has lost its vGPU')
+    assert 'sudo systemctl restart nova-compute' in text
+
+
+@pytest.mark.parametrize('changes,state,start', [
+    ({'services': {'nvidia-vgpu-mgr': 'failed'}}, CRITICAL,
+     'Service nvidia-vgpu-mgr is failed (systemctl status nvidia-vgpu-mgr)'),
+    ({'boot_units': {'nvidia-vgpu-sriov': 'failed'}}, CRITICAL,
+     'Boot unit nvidia-vgpu-sriov failed'),
+    ({'services': {'nvidia-vgpu-mgr': 'inactive'}, 'paused': True}, WARNING,
+     'The unit is paused'),
+])
+def test_the_vgpu_manager_services(changes, state, start):
+    found_state, text = checks(v100_host(**changes))[report.SERVICES]
+    assert (found_state, text[:len(start)]) == (state, start)
+
+
+@pytest.mark.parametrize('changes,state,start', [
+    ({'driver': '550.54.16', 'installed': model.Installed(
+        'cd' * 32, 'nvidia-vgpu-ubuntu-550', '550.90.05', ())}, WARNING,
+     'Reboot required: installed NVIDIA software nvidia-vgpu-ubuntu-550 '
+     '550.90.05, driver 550.54.16 is still running: reboot the host'),
+    ({'installed': None, 'driver': None}, CRITICAL,
+     'NVIDIA GPU found but no vGPU host software attached'),
+    ({'software_problem': 'Installing nvidia-vgpu-ubuntu-550 failed'},
+     CRITICAL, 'Installing nvidia-vgpu-ubuntu-550 failed'),
+])
+def test_the_driver(changes, state, start):
+    found_state, text = checks(v100_host(**changes))[report.DRIVER]
+    assert (found_state, text[:len(start)]) == (state, start)
+
+
+def test_a_driver_waiting_for_guests_is_a_warning_naming_them():
+    facts = v100_host(waiting_software=('nvidia-vgpu-ubuntu-550',
+                                        '550.90.05'))
+    state, text = checks(facts)[report.WAITS]
+    assert state == WARNING
+    assert 'waits for 2 guests using vGPUs (instance-2a, instance-2b)' \
+        in text
+    document = report.document(facts, 'vgpu/7', HEALTH)
+    assert document['waits'] == [{
+        'code': verdict.SOFTWARE_WAITS,
+        'guests': ['instance-2a', 'instance-2b'], 'message': text}]
+    assert checks(facts)[report.DRIFT][0] == OK
+
+
+def test_a_retype_waiting_for_guests_names_them():
+    held = model.HeldGpu(V100_B, ('nvidia-105',), ('nvidia-108',),
+                         ['instance-2b'])
+    facts = v100_host(held=[held])
+    state, text = checks(facts)[report.WAITS]
+    assert state == WARNING
+    assert text.startswith('Change of vgpu-device-mappings waits for '
+                           'guests using vGPUs: {} keeps'.format(V100_B))
+    assert report.document(facts, 'u/0', HEALTH)['waits'][0]['guests'] == [
+        'instance-2b']
+
+
+def test_refused_mappings_warn_and_nova_keeps_what_it_had():
+    facts = v100_host(config_problem='vgpu-device-mappings: bad address')
+    assert checks(facts)[report.WAITS] == (
+        WARNING, 'vgpu-device-mappings: bad address')
+
+
+def test_a_host_without_gpu_has_one_check_which_is_ok():
+    facts = verdict.HostFacts(gpus=[], driver=None, installed=None,
+                              published=None)
+    document = report.document(facts, 'vgpu/3', HEALTH)
+    assert document['gpu_host'] is False and document['vgpus'] == []
+    assert [(check['name'], check['state'], check['text'])
+            for check in document['checks']] == [(
+                report.NO_GPU, OK,
+                'No NVIDIA GPU on this host: nothing to monitor')]
+
+
+def test_descriptions_name_the_unit_without_characters_nagios_refuses():
+    document = report.document(v100_host(), 'prod:vgpu/7', HEALTH)
+    for check in document['checks']:
+        assert check['description'].endswith(' prod:vgpu/7')
+        assert not set(check['description']) & set('`~!$%^&*"|\'<>?,()=')

@@ -1,0 +1,89 @@
+"""NRPE checks end to end (scenarios/monitoring/*.yaml): the charm's
+hooks write the checks and the facts, and Nagios' own program runs as
+the nagios user, without root, through the simulator's exec step."""
+from simulation import scenario
+
+PLUGIN = '/usr/local/lib/nagios/plugins/check_nvidia_vgpu'
+NRPE_D = '/etc/nagios/nrpe.d/'
+FACTS = '/var/lib/nova-compute-nvidia-vgpu/monitoring.json'
+
+
+def answers(output):
+    """(check, exit code, its line) of each exec step, in order."""
+    return [(step['step'], step['exec']['exit_code'],
+             step['exec']['stdout'].rstrip('\n'))
+            for step in output['steps'] if 'exec' in step]
+
+
+def reloads(output):
+    return [argv for argv in output['commands']
+            if argv[:2] == ['systemctl', 'reload']]
+
+
+def test_a_healthy_v100_host_answers_ok_to_each_of_five_checks():
+    output = scenario('monitoring/v100-healthy.yaml')
+    found = answers(output)
+    assert [code for _, code, _ in found] == [0] * 5
+    assert [line.split(':')[0] for _, _, line in found] == ['OK'] * 5
+    assert found[-1][2] == (
+        "OK: vGPUs: nvidia-105 (GRID V100-1Q) 30 free of 32 | "
+        "'nvidia-105_free'=30;;;0;32 'nvidia-105_in_use'=2;;;0;32")
+    assert sorted(path for path in output['files']
+                  if path.startswith(NRPE_D)) == [
+        NRPE_D + 'check_nvidia_vgpu_{}.cfg'.format(name) for name in
+        ('capacity', 'drift', 'driver', 'services', 'waits')]
+    # The Nagios server knows the host by the name nrpe gave it.
+    assert ('/var/lib/nagios/export/service__juju-compute-7_check_'
+            'nvidia_vgpu_drift.cfg') in output['files']
+    assert 'check_nvidia_vgpu_waits' in output['relations'][
+        'nrpe-external-master:2']['monitors']
+    # Written once; the hooks after it changed nothing and reloaded
+    # nothing, and the nrpe relation was set once.
+    assert reloads(output) == [['systemctl', 'reload', 'nagios-nrpe-server']]
+    assert [step['step'] for step in output['steps']
+            if ['systemctl', 'reload', 'nagios-nrpe-server'] in
+            step['commands']] == ['install']
+
+
+def test_an_a40_whose_vfs_failed_at_boot_is_critical_naming_gpu_and_fix():
+    output = scenario('monitoring/a40-vfs-failed-at-boot.yaml')
+    before, drift, services, capacity = answers(output)
+    assert before[1] == 0
+    code, line = drift[1:]
+    assert code == 2
+    assert line.startswith('CRITICAL: SR-IOV GPU 0000:41:00.0 has no VFs '
+                           '(0 of 32) although the NVIDIA driver runs')
+    assert 'fix: read journalctl -b -u nvidia-vgpu-sriov, then run sudo ' \
+        'systemctl restart nvidia-vgpu-sriov or reboot the host' in line
+    assert services[1] == 2 and 'failed (journalctl -b -u' in services[2]
+    assert capacity[1:] == (
+        0, "OK: vGPUs: nvidia-558 0 free of 0 | "
+        "'nvidia-558_free'=0;;;0;0 'nvidia-558_in_use'=0;;;0;0")
+
+
+def test_a_host_without_gpu_has_one_check_ok_and_nothing_once_nrpe_goes():
+    output = scenario('monitoring/no-gpu.yaml')
+    assert answers(output) == [(
+        'exec ' + PLUGIN, 0,
+        'OK: No NVIDIA GPU on this host: nothing to monitor')]
+    joined = [step for step in output['steps']
+              if step['step'] == 'update-status'][0]
+    assert joined['relation_sets'] == 0
+    # After relation-departed: no check, no program, no facts left.
+    assert output['files'] == {}
+    assert 'nrpe-external-master:2' not in output['relations']
+
+
+def test_a_driver_upgrade_waiting_for_a_guest_warns_naming_it():
+    output = scenario('monitoring/v100-driver-upgrade-waits.yaml')
+    waiting, waits_after, reboot_pending, after_reboot = answers(output)
+    assert waiting[1] == 1
+    assert waiting[2].startswith(
+        'WARNING: Attached vGPU software nvidia-vgpu-ubuntu-550 550.90.05 '
+        'waits for 1 guest using vGPUs (instance-0000002a)')
+    assert 'install-vgpu-software with force=true' in waiting[2]
+    assert waits_after[1:] == (0, 'OK: No change waits for guests')
+    assert reboot_pending[1] == 1 and 'Reboot required' in reboot_pending[2]
+    assert after_reboot[1:] == (0, 'OK: NVIDIA vGPU software '
+                                'nvidia-vgpu-ubuntu-550 550.90.05 installed '
+                                'and running')
