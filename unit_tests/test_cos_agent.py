@@ -20,7 +20,7 @@ from charmhelpers.core import hookenv
 from charms.reactive import is_flag_set
 
 from nvidia_vgpu.host.hostfs import host_path
-from nvidia_vgpu.monitoring import cos_agent, exporter
+from nvidia_vgpu.monitoring import cos_agent, exporter, facts_file
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(REPO, 'src')
@@ -199,7 +199,8 @@ def test_the_service_runs_the_venvs_python_on_the_port(fake_commands):
         '--address 127.0.0.1\n'.format(PYTHON) in text
     assert 'Environment=PYTHONPATH={}\n'.format(LIB) in text
     assert 'Restart=on-failure\n' in text
-    for hardening in ('CapabilityBoundingSet=\n', 'NoNewPrivileges=yes',
+    for hardening in ('DynamicUser=yes', 'CapabilityBoundingSet=\n',
+                      'NoNewPrivileges=yes',
                       'ProtectSystem=strict', 'ProtectHome=yes',
                       'PrivateTmp=yes'):
         assert hardening in text
@@ -343,6 +344,12 @@ def test_every_rule_uses_only_what_the_exporter_emits():
         assert rule['annotations']['description']
 
 
+def test_stale_means_what_the_nrpe_checks_call_stale():
+    [rule] = [rule for rule in all_rules()
+              if rule['alert'] == 'NvidiaVgpuFactsStale']
+    assert rule['expr'].endswith('> {}'.format(facts_file.MAX_AGE_SECONDS))
+
+
 def test_the_fixes_are_named():
     described = {rule['alert']: rule['annotations']['description']
                  for rule in all_rules()}
@@ -468,7 +475,7 @@ def test_the_alerts_fire_where_they_should(provides, unit, tmp_path):
                         service='nvidia-vgpu-mgr'),
                  series('nvidia_vgpu_service_active', 1, '0x60',
                         service='nvidia-vgpu-mgr'),
-                 series('nvidia_vgpu_facts_age_seconds', 0, '3000+60x60'),
+                 series('nvidia_vgpu_facts_age_seconds', 0, '6000+60x60'),
                  series('nvidia_vgpu_facts_age_seconds', 1, '60x60')],
                  'alert_rule_test': [
                      {'eval_time': '30m', 'alertname': 'NvidiaVgpuHostDrift',

@@ -297,3 +297,23 @@ def test_the_services_command_line_serves_the_hooks_facts(isolated_host):
     assert found[('nvidia_vgpu_paused', ())] == 1.0
     assert found[('nvidia_vgpu_host_info',
                   (('hostname', socket.gethostname()),))] == 1.0
+
+
+def test_the_document_the_hooks_write_is_read_as_written():
+    """What the charm's hooks wrote in a simulated V100 host
+    (scenarios/monitoring/v100-healthy.yaml, recorded), as the exporter
+    reads it."""
+    with open(os.path.join(REPO, 'unit_tests', 'data', 'scenario_outputs',
+                           'monitoring', 'v100-healthy.json')) as stream:
+        written = json.load(stream)['files'][exporter.FACTS_PATH]
+    write_facts(written)
+    found = samples(exposition())
+    model = 'Tesla V100 PCIe 16GB'
+    for gpu in ('0000:84:00.0', '0000:85:00.0'):
+        labels = row(gpu, 'nvidia-105', 'GRID V100-1Q', model)
+        assert found[('nvidia_vgpu_instances_capacity', labels)] == 16.0
+        assert found[('nvidia_vgpu_instances_in_use', labels)] == 1.0
+        assert found[('nvidia_vgpu_instances_free', labels)] == 15.0
+    assert found[('nvidia_vgpu_healthy', ())] == 1.0
+    assert found[('nvidia_vgpu_service_active',
+                  (('service', 'nvidia-vgpu-mgr'),))] == 1.0

@@ -32,12 +32,16 @@ def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
     prometheus_client) with the charm's lib/ on its path; it reads the
     facts where the hooks write them (its default).
 
-    It runs as root, so that it reads the charm's directory and venv
-    whatever their modes, but with no capability, a read-only system and
-    no way to gain privileges: all it does is read a world-readable file
-    and listen on an unprivileged port. `digest` (of the exporter's
-    source) makes a charm upgrade that changes the exporter change the
-    unit too, hence a restart onto the new code.
+    It runs as a transient unprivileged user (DynamicUser), as the NRPE
+    check runs as nagios: the facts document is world-readable for them,
+    while libvirt's definitions and the charm's records are root's
+    alone. It needs to read only that document, the charm's lib/ and the
+    unit's venv (others may read what Juju and layer:basic create), and
+    to listen on an unprivileged port; the system is read-only to it.
+
+    `digest` (of the exporter's source) makes a charm upgrade that
+    changes the exporter change the unit too, hence a restart onto the
+    new code.
     """
     return (
         '# Installed by the nova-compute-nvidia-vgpu charm while the '
@@ -55,6 +59,7 @@ def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
         '--port {port} --address {address}\n'
         'Restart=on-failure\n'
         'RestartSec=10\n'
+        'DynamicUser=yes\n'
         'CapabilityBoundingSet=\n'
         'NoNewPrivileges=yes\n'
         'ProtectSystem=strict\n'

@@ -1,7 +1,8 @@
 """Serve this host's vGPU facts to Prometheus.
 
 The charm's hooks write what they found on the host to FACTS_PATH (a JSON
-document, version 1; the file's mtime is when the facts were read). This
+document, version 1, report.py; the file's mtime is when the facts were
+read). This
 program turns it into metrics at every scrape, so the metrics are exactly
 as fresh as the facts, and the facts' age tells when the unit agent
 stopped refreshing them (an alert rule fires on it). It runs as a
@@ -36,8 +37,10 @@ from prometheus_client.core import (GaugeMetricFamily, InfoMetricFamily,
 from prometheus_client.exposition import MetricsHandler
 
 from nvidia_vgpu.host.hostfs import host_path
+from nvidia_vgpu.monitoring import facts_file
 
-FACTS_PATH = '/var/lib/nova-compute-nvidia-vgpu/monitoring.json'
+# Where the hooks write the facts (facts_file.py), in report.py's format.
+FACTS_PATH = facts_file.PATH
 FACTS_VERSION = 1
 DEFAULT_ADDRESS = '127.0.0.1'
 PREFIX = 'nvidia_vgpu_'
