@@ -199,7 +199,9 @@ def test_the_service_runs_the_venvs_python_on_the_port(fake_commands):
         '--address 127.0.0.1\n'.format(PYTHON) in text
     assert 'Environment=PYTHONPATH={}\n'.format(LIB) in text
     assert 'Restart=on-failure\n' in text
-    for hardening in ('DynamicUser=yes', 'CapabilityBoundingSet=\n',
+    # Root without a single capability: it reads only root's own files.
+    assert 'User=' not in text
+    for hardening in ('CapabilityBoundingSet=\n', 'AmbientCapabilities=\n',
                       'NoNewPrivileges=yes',
                       'ProtectSystem=strict', 'ProtectHome=yes',
                       'PrivateTmp=yes'):
@@ -280,7 +282,8 @@ def test_a_port_that_is_not_one_serves_and_publishes_nothing(
             raise AssertionError('published')
     fake_commands.set('systemctl')
     problem = cos_agent.configure(Endpoint(), port, SRC, PYTHON)
-    assert problem.startswith('metrics-port must be a TCP port (1-65535)')
+    assert problem.startswith('Invalid metrics-port: ')
+    assert 'is not a TCP port (1 to 65535)' in problem
     assert fake_commands.calls == []
 
 

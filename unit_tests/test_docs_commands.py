@@ -38,7 +38,8 @@ SERIES_VERSIONS = {'bionic': '18.04', 'focal': '20.04', 'jammy': '22.04',
 # options are not checked (their YAML is not here); their names are, so a
 # typo in an application name does not pass as "someone else's".
 OTHER_CHARMS = {'nova-compute', 'nova-cloud-controller', 'placement',
-                'ovn-chassis', 'ceilometer-agent', 'nrpe', 'nagios'}
+                'ovn-chassis', 'ceilometer-agent', 'nrpe', 'nagios',
+                'grafana-agent'}
 # The principal's end of nova-vgpu (charm-nova-compute, yoga and later).
 PRINCIPAL_ENDPOINT = 'nova-vgpu'
 SUBST = '$SUBST'   # what a $( ... ) command substitution reads as

@@ -52,7 +52,7 @@ def _tree(path: str) -> ast.Module:
 
 
 # Module names as the code imports them, where their room is not in it.
-ROOMS = ('', 'host', 'nova', 'driver', 'health')
+ROOMS = ('', 'host', 'nova', 'driver', 'health', 'monitoring')
 
 
 def _module_path(name: str) -> str:
@@ -209,6 +209,8 @@ def _messages_from(node: ast.AST, path: str,
         # str(error) of an option's error: 'Invalid <option>: ' + problem
         return [pattern for module, name in OPTION_ERRORS
                 for pattern in _error_messages(module, name)]
+    if isinstance(node, ast.Name) and node.id == 'port_problem':
+        return _returned(_module_path('cos_agent'), 'port_problem')
     if isinstance(node, ast.Name) and node.id in ('problem',
                                                   'software_problem',
                                                   'failure', 'refused'):

@@ -466,7 +466,7 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
         problem = cos_agent.configure(
             endpoint, self.config.get(cos_agent.PORT_OPTION),
             hookenv.charm_dir(), sys.executable)
-        if problem:
+        if problem:   # the unit's status says a wrong port too
             hookenv.log(problem, level=hookenv.WARNING)
         reactive.set_flag(EXPORTER_FLAG)
 
@@ -487,6 +487,11 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
         problem = self.nova_plan.problem
         if problem and problem[0] == 'blocked':
             return problem
+        if reactive.is_flag_set('cos-agent.available'):
+            port_problem = cos_agent.port_problem(
+                self.config.get(cos_agent.PORT_OPTION))
+            if port_problem:
+                return 'blocked', port_problem
         if not self.gpus:
             return None, None
         software_problem = state.software_problem()

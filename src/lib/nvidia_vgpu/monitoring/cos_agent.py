@@ -32,12 +32,9 @@ def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
     prometheus_client) with the charm's lib/ on its path; it reads the
     facts where the hooks write them (its default).
 
-    It runs as a transient unprivileged user (DynamicUser), as the NRPE
-    check runs as nagios: the facts document is world-readable for them,
-    while libvirt's definitions and the charm's records are root's
-    alone. It needs to read only that document, the charm's lib/ and the
-    unit's venv (others may read what Juju and layer:basic create), and
-    to listen on an unprivileged port; the system is read-only to it.
+    It reads the facts, the charm's lib/ and the unit's venv (root's,
+    under /var/lib/juju, whose modes Juju sets): so it runs as root
+    without a capability, on a read-only system.
 
     `digest` (of the exporter's source) makes a charm upgrade that
     changes the exporter change the unit too, hence a restart onto the
@@ -59,8 +56,8 @@ def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
         '--port {port} --address {address}\n'
         'Restart=on-failure\n'
         'RestartSec=10\n'
-        'DynamicUser=yes\n'
         'CapabilityBoundingSet=\n'
+        'AmbientCapabilities=\n'
         'NoNewPrivileges=yes\n'
         'ProtectSystem=strict\n'
         'ProtectHome=yes\n'
@@ -114,12 +111,14 @@ def remove_exporter() -> bool:
 
 
 def port_problem(port: Any) -> Optional[str]:
-    """Why the option's value cannot be the exporter's port, or None."""
+    """Why the option's value cannot be the exporter's port, or None
+    (the unit's blocked status while grafana-agent is related)."""
     if isinstance(port, int) and not isinstance(port, bool) and \
             0 < port < 65536:
         return None
-    return '{} must be a TCP port (1-65535), not {!r}: the vGPU metrics ' \
-        'are not served'.format(PORT_OPTION, port)
+    return ('Invalid metrics-port: {!r} is not a TCP port (1 to 65535), so '
+            'the vGPU metrics are not served: set it to a free port, e.g. '
+            '10320'.format(port))
 
 
 def configure(endpoint: Any, port: Any, charm_dir: str,

@@ -78,9 +78,11 @@ METRICS: Dict[str, str] = {
     'nvidia_vgpu_instances_capacity':
         'vGPUs of the type the GPU can host (absent: not known)',
     'nvidia_vgpu_instances_in_use':
-        'vGPUs of the type that exist on the GPU',
+        'vGPUs of the type that guests\' definitions use on the GPU',
     'nvidia_vgpu_instances_free':
-        'vGPUs of the type the GPU can still create (absent: not known)',
+        'vGPUs of the type Nova can still hand out on the GPU: those the '
+        'driver can create and those created but unused (absent: not '
+        'known)',
     'nvidia_vgpu_drift_findings':
         'Host drift findings that break vGPUs, by finding',
     'nvidia_vgpu_waiting_changes':
