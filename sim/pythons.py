@@ -135,7 +135,11 @@ def environment(kind: str, series: str,
     key = hashlib.sha256(json.dumps(
         [os.path.realpath(interpreter), _version_of(interpreter), PIP,
          lines]).encode()).hexdigest()
-    target = os.path.join(envs_dir(), '{}-{}'.format(kind, series))
+    # Keyed by what it holds: checkouts whose requirements differ (a
+    # branch that changed the wheelhouse) each keep their own, and none
+    # removes a venv another process is running hooks with.
+    target = os.path.join(envs_dir(), '{}-{}-{}'.format(kind, series,
+                                                        key[:12]))
     python = os.path.join(target, 'bin', 'python')
     stamp = os.path.join(target, '.requirements-sha256')
     os.makedirs(envs_dir(), exist_ok=True)

@@ -87,3 +87,27 @@ def test_a_driver_upgrade_waiting_for_a_guest_warns_naming_it():
     assert after_reboot[1:] == (0, 'OK: NVIDIA vGPU software '
                                 'nvidia-vgpu-ubuntu-550 550.90.05 installed '
                                 'and running')
+
+
+def test_grafana_agent_gets_the_exporter_once_and_a_bad_port_blocks():
+    output = scenario('monitoring/v100-cos-agent.yaml')
+    unit = 'nvidia-vgpu-exporter.service'
+    started = [step['step'] for step in output['steps']
+               if ['systemctl', 'restart', unit] in step['commands']]
+    # Started at the first hook, then only for the new port.
+    assert started == ['install', 'config']
+    by_step = {(index, step['step']): step
+               for index, step in enumerate(output['steps'])}
+    bad_port = by_step[(6, 'config')]
+    assert bad_port['status'] == {
+        'workload': 'blocked', 'message':
+        'Invalid metrics-port: 0 is not a TCP port (1 to 65535), so the '
+        'vGPU metrics are not served: set it to a free port, e.g. 10320'}
+    assert bad_port['relation_sets'] == 0
+    # Hooks with nothing new set nothing on the relation.
+    assert [step['relation_sets'] for step in output['steps']
+            if step['step'] == 'update-status'] == [0, 0]
+    departed = output['steps'][-1]
+    assert ['systemctl', 'stop', unit] in departed['commands']
+    assert '/etc/systemd/system/' + unit not in output['files']
+    assert FACTS not in output['files']
