@@ -3,14 +3,15 @@ its start hook run: the modules that load (the vGPU driver unless
 nouveau holds the GPUs, DKMS did not build its module for the kernel
 booting, or the kernel refuses that module's signature), the
 DKMS key an operator confirmed, what the driver forgets (VFs, mdevs,
-VF vGPU types), the services that start; and the order of the boot
-units the charm installed."""
+VF vGPU types, GPU instances, MIG mode where it does not survive a
+reboot), the services that start; and the order of the boot units the
+charm installed."""
 import fnmatch
 import os
 from typing import Any, Dict, List
 
 from sim import dkms
-from sim import host as simhost
+from sim import host as simhost, mig
 
 NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
 NVIDIA_MODULES = ('nvidia', 'nvidia_vgpu_vfio')
@@ -26,6 +27,10 @@ def restart(host: Dict[str, Any], nouveau_blacklisted: bool) -> List[str]:
     host['mdevs'] = []
     # The driver forgets the types it gave VFs (the VFs are gone).
     host['vf_vgpu_types'] = {}
+    # GPU instances are gone; MIG mode stays only where it survives a
+    # reboot (sim/mig.py).
+    if 'mig' in host:
+        mig.reboot(host)
     host['reboots'] += 1
     host['reboot_requested'] = False
     return _start_services(host, modules)

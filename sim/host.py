@@ -11,7 +11,7 @@ import struct
 import subprocess
 from typing import Any, Dict, Iterable, List, Sequence
 
-from sim import dkms, noise
+from sim import dkms, mig, noise
 from sim.guests import running
 
 NVIDIA_VENDOR = '10de'
@@ -35,6 +35,13 @@ EFI_GLOBAL = '8be4df61-93ca-11d2-aa0d-00e098032b8c'
 # Fixed timestamp for everything built here: the same scenario must give
 # byte-identical resources (their sha256 is part of the charm's state).
 EPOCH = 1700000000
+
+
+def is_nvidia_gpu(function: Dict[str, Any]) -> bool:
+    """An NVIDIA display or 3D controller: what the nvidia driver binds
+    (and nvidia-smi numbers, in PCI address order)."""
+    return (function['vendor'].lower() == NVIDIA_VENDOR and
+            function['class'][:4] in ('0300', '0302'))
 
 
 def _write(path: str, text: str) -> None:
@@ -285,7 +292,9 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
     'vf_vgpu_types': {VF: the vGPU type id it was given (vendor-specific
     VFIO); VFs not named have 0},
     'sysfs_noise': entries of unrelated server content (0: none),
-    'kernel': kernel_state() (Secure Boot, lockdown)}.
+    'kernel': kernel_state() (Secure Boot, lockdown),
+    'mig': each MIG-capable GPU's mode and GPU instances (sim/mig.py);
+    a GPU not named there has no MIG}.
     """
     sys_root = os.path.join(host_root, 'sys')
     shutil.rmtree(sys_root, ignore_errors=True)
@@ -298,10 +307,8 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                '{}\n'.format(hardware.get('nvidia_version') or
                              DEFAULT_DRIVER_VERSION))
     for function in pci:
-        is_nvidia_gpu = (function['vendor'].lower() == NVIDIA_VENDOR and
-                         function['class'][:4] in ('0300', '0302'))
         driver = function.get('driver')
-        if is_nvidia_gpu:
+        if is_nvidia_gpu(function):
             driver = 'nvidia' if nvidia_loaded else (
                 driver if driver != 'nvidia' else None)
         device = _write_function(host_root, function, driver)
@@ -316,7 +323,6 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
             parent_of = {mdev['parent']: mdev['type']
                          for mdev in hardware.get('mdevs', [])}
             on_gpu = [parent_of[vf] for vf in vfs if vf in parent_of]
-            vf_types = sriov.get('vf_mdev_types', {})
             for index, vf in enumerate(vfs):
                 vf_function = dict(function, address=vf)
                 vf_function.pop('sriov', None)
@@ -327,16 +333,12 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                 _link(vf_device, os.path.join(device,
                                               'virtfn{}'.format(index)))
                 if nvidia_loaded:
-                    free = available_instances(
-                        vf_types, [parent_of[vf]] if vf in parent_of else [],
-                        on_gpu, sriov=True)
-                    _write_mdev_types(host_root, vf_device, vf, {
-                        type_id: dict(spec, available_instances=free[type_id])
-                        for type_id, spec in vf_types.items()})
+                    _write_mdev_types(host_root, vf_device, vf, _vf_offers(
+                        hardware, function, vf, parent_of, on_gpu))
                     _write_vgpu_types(
                         vf_device, sriov.get('vf_vgpu_types', {}),
                         hardware.get('vf_vgpu_types', {}).get(vf, 0))
-        elif is_nvidia_gpu and nvidia_loaded:
+        elif is_nvidia_gpu(function) and nvidia_loaded:
             types = function.get('mdev_types', {})
             mdevs = hardware.get('mdevs', [])
             free = full_gpu_available(
@@ -358,6 +360,22 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                                      mdev['uuid']))
     if hardware.get('sysfs_noise'):
         noise.populate(sys_root, hardware['sysfs_noise'])
+
+
+def _vf_offers(hardware: Dict[str, Any], function: Dict[str, Any], vf: str,
+               parent_of: Dict[str, str],
+               on_gpu: List[str]) -> Dict[str, Dict[str, Any]]:
+    """The mdev types a VF lists, with their available_instances: while
+    its GPU's MIG mode is enabled, the MIG-backed ones (sim/mig.py);
+    otherwise the time-sliced ones (sriov.vf_mdev_types)."""
+    if mig.mig_enabled(hardware, function):
+        return mig.vf_mdev_types(hardware, function, vf)
+    vf_types = function['sriov'].get('vf_mdev_types', {})
+    free = available_instances(
+        vf_types, [parent_of[vf]] if vf in parent_of else [], on_gpu,
+        sriov=True)
+    return {type_id: dict(spec, available_instances=free[type_id])
+            for type_id, spec in vf_types.items()}
 
 
 def _write_vgpu_types(vf_device: str, types: Dict[Any, str],
@@ -561,4 +579,5 @@ def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:
                                           host_state['mdevs']),
             'vf_vgpu_types': host_state.get('vf_vgpu_types', {}),
             'sysfs_noise': host_state.get('sysfs_noise', 0),
-            'kernel': host_state.get('kernel')}
+            'kernel': host_state.get('kernel'),
+            'mig': host_state.get('mig', {})}

@@ -7,6 +7,8 @@ import os
 import sqlite3
 from typing import Any, Dict, List, Optional
 
+from sim import mig
+
 # Files the simulator itself lays out; changes there are not the charm's.
 # (DKMS's key pair is the host's: made by shim-signed's tools, enrolled by
 # the operator; so are the modules DKMS builds under /lib/modules.)
@@ -20,7 +22,7 @@ def document(state: Dict[str, Any], steps: List[Dict[str, Any]],
              vf_vgpu_types: Dict[str, str]) -> Dict[str, Any]:
     """The contract's output document, sandbox paths not yet scrubbed."""
     host = state['host']
-    return {
+    output = {
         'status': state['status'],
         'application_version': state['application_version'],
         'relations': {rid: relation['local'] for rid, relation in
@@ -48,6 +50,10 @@ def document(state: Dict[str, Any], steps: List[Dict[str, Any]],
                 sorted(state['resources'].items()) if path},
         },
     }
+    if host.get('mig'):
+        # Only where the scenario has MIG-capable GPUs (sim/mig.py).
+        output['host']['mig'] = mig.summary(host)
+    return output
 
 
 def host_commands(commands_path: str) -> List[List[str]]:

@@ -17,7 +17,8 @@ import yaml
 
 from sim import boot, charmdir, dkms, exec_step, fakebin, neighbours
 from sim import guests as simguests
-from sim import host as simhost, pythons, report as simreport
+from sim import host as simhost, mig as simmig, pythons
+from sim import report as simreport
 from sim import scenario as scenarios
 
 APPLICATION = 'nova-compute-nvidia-vgpu'
@@ -178,6 +179,8 @@ class Simulation:
                                            self.series),
             # Host commands that fail, with their error text (faults).
             'faults': {},
+            # Each MIG-capable GPU's mode and GPU instances (sim/mig.py).
+            'mig': simmig.initial(host.get('pci', [])),
         }
 
     def _initial_config(self) -> Dict[str, Any]:

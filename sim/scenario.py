@@ -5,7 +5,8 @@ from typing import Any, Dict, List
 
 import yaml
 
-from sim import guests as simguests, host as simhost, pythons
+from sim import guests as simguests, host as simhost, mig as simmig
+from sim import pythons
 
 
 class ScenarioError(Exception):
@@ -42,8 +43,12 @@ _KERNEL_RELEASE = re.compile(r'^\d+\.\d+\.\d+[-.+~0-9A-Za-z]*$')
 _PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
         'subsystem_vendor': str, 'subsystem_device': str,
         'driver': (str, type(None)), 'mdev_types': dict, 'sriov': dict,
-        'revision': str}
+        'revision': str, 'mig': dict}
 _SRIOV = {'total_vfs': int, 'vf_mdev_types': dict, 'vf_vgpu_types': dict}
+# A MIG-capable GPU (contract), and its compute slices (an addition).
+_MIG = {'mode': str, 'mode_survives_reboot': bool,
+        'gpu_instance_profiles': list, 'vgpu_types': dict, 'slices': int}
+_GI_PROFILE = {'id': int, 'name': str, 'max': int}
 _MDEV_TYPE = {'name': str, 'description': str,
               'available_instances': int, 'device_api': str}
 _MDEV = {'uuid': str, 'parent': str, 'type': str}
@@ -121,6 +126,78 @@ def _check_domains(where: str, domains: List[Any]) -> None:
         if state not in simguests.DOMAIN_STATES:
             raise ScenarioError('{}.state: {!r} is not one of {}'.format(
                 at, state, ', '.join(simguests.DOMAIN_STATES)))
+
+
+def _check_mig(where: str, function: Dict[str, Any]) -> None:
+    """pci[].mig: its mode, its GPU instance profiles (each fits the
+    GPU's slices as many times as its max says) and the MIG-backed vGPU
+    types each profile's GIs host (on VFs: the GPU needs sriov)."""
+    spec = function['mig']
+    _check_keys(where, spec, _MIG)
+    if function['vendor'].lower() != simhost.NVIDIA_VENDOR:
+        raise ScenarioError(where + ': only an NVIDIA GPU (vendor 10de) '
+                            'has MIG')
+    if spec.get('mode', 'disabled') not in simmig.MODES:
+        raise ScenarioError('{}.mode: expected one of {}'.format(
+            where, ', '.join(simmig.MODES)))
+    slices = spec.get('slices', simmig.DEFAULT_SLICES)
+    if not 1 <= slices <= simmig.DEFAULT_SLICES:
+        raise ScenarioError('{}.slices: expected 1 to {}'.format(
+            where, simmig.DEFAULT_SLICES))
+    names = _check_gi_profiles(where + '.gpu_instance_profiles',
+                               spec.get('gpu_instance_profiles', []), slices)
+    types = spec.get('vgpu_types', {})
+    if types and 'sriov' not in function:
+        raise ScenarioError(where + '.vgpu_types: MIG-backed vGPUs live on '
+                            'VFs; the GPU needs sriov')
+    time_sliced = set(function.get('sriov', {}).get('vf_mdev_types', {}))
+    seen: set = set()
+    for profile, specs in types.items():
+        at = '{}.vgpu_types.{}'.format(where, profile)
+        if profile not in names:
+            raise ScenarioError('{}: {!r} is not one of the GPU instance '
+                                'profiles ({})'.format(
+                                    where + '.vgpu_types', profile,
+                                    ', '.join(names) or 'none'))
+        if not isinstance(specs, dict):
+            raise ScenarioError(at + ': expected a mapping of vGPU types')
+        _check_mdev_types(at, specs)
+        for type_id in specs:
+            if type_id in seen or type_id in time_sliced:
+                raise ScenarioError('{}: {} is given twice'.format(
+                    at, type_id))
+            seen.add(type_id)
+
+
+def _check_gi_profiles(where: str, listed: List[Any],
+                       slices: int) -> List[str]:
+    """The GPU instance profiles nvidia-smi mig -lgip lists; their
+    names, in order."""
+    names: List[str] = []
+    ids: set = set()
+    for index, profile in enumerate(listed):
+        at = '{}[{}]'.format(where, index)
+        _check_keys(at, profile, _GI_PROFILE, required=('id', 'name', 'max'))
+        name = profile['name']
+        if not simmig.PROFILE_NAME.match(name):
+            raise ScenarioError('{}.name: {!r} is not a GPU instance profile '
+                                'name such as 1g.10gb or 1g.10gb+me'.format(
+                                    at, name))
+        if profile['id'] < 0:
+            raise ScenarioError(at + '.id: expected 0 or more')
+        if profile['id'] in ids or name in names:
+            raise ScenarioError('{}: profile {} ({}) is given twice'.format(
+                at, profile['id'], name))
+        need = simmig.slice_count(name) * profile['max']
+        if profile['max'] < 1:
+            raise ScenarioError(at + '.max: expected at least 1')
+        if need > slices:
+            raise ScenarioError(
+                '{}.max: {} GPU instances of {} take {} slices; the GPU has '
+                '{}'.format(at, profile['max'], name, need, slices))
+        ids.add(profile['id'])
+        names.append(name)
+    return names
 
 
 def _check_vf_vgpu_types(where: str, types: Dict[Any, Any]) -> None:
@@ -280,6 +357,8 @@ def validate(data: Any) -> Dict[str, Any]:
                         required=('total_vfs',))
             _check_mdev_types(where + '.sriov.vf_mdev_types',
                               function['sriov'].get('vf_mdev_types', {}))
+        if 'mig' in function:
+            _check_mig(where + '.mig', function)
     _check_mdevs('host.mdevs', host.get('mdevs', []))
     _check_domains('host.libvirt_domains', host.get('libvirt_domains', []))
     _check_vf_vgpu_types('host.vf_vgpu_types', host.get('vf_vgpu_types', {}))

@@ -8,6 +8,11 @@ import pytest
 from sim import scenario
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# A MIG-capable GPU with SR-IOV, whose VFs offer a time-sliced type.
+H100 = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '2331',
+        'class': '030200', 'sriov': {'total_vfs': 4, 'vf_mdev_types': {
+            'nvidia-1100': {'name': 'NVIDIA H100XM-4C'}}}}
+WITHOUT_SRIOV = {key: value for key, value in H100.items() if key != 'sriov'}
 
 
 @pytest.mark.parametrize('data, message', [
@@ -67,6 +72,53 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
      "steps[0].exec.user: 'Nagios Q' is not a user name"),
     ({'steps': [{'exec': {'argv': ['/bin/check'], 'as': 'nagios'}}]},
      "steps[0].exec: unknown key 'as'"),
+    ({'host': {'pci': [dict(H100, mig={'mode': 'on'})]}},
+     'host.pci[0].mig.mode: expected one of enabled, disabled'),
+    ({'host': {'pci': [dict(H100, mig={'mode_survives_reboot': 'no'})]}},
+     'host.pci[0].mig.mode_survives_reboot: wrong type str'),
+    ({'host': {'pci': [dict(H100, mig={'mig_mode': 'enabled'})]}},
+     "host.pci[0].mig: unknown key 'mig_mode'"),
+    ({'host': {'pci': [dict(H100, vendor='1002', mig={})]}},
+     'host.pci[0].mig: only an NVIDIA GPU (vendor 10de) has MIG'),
+    ({'host': {'pci': [dict(H100, mig={'gpu_instance_profiles': [
+        {'id': 19, 'name': '1g.10gb'}]})]}},
+     "host.pci[0].mig.gpu_instance_profiles[0]: missing key 'max'"),
+    ({'host': {'pci': [dict(H100, mig={'gpu_instance_profiles': [
+        {'id': 19, 'name': '10gb', 'max': 7}]})]}},
+     "host.pci[0].mig.gpu_instance_profiles[0].name: '10gb' is not a GPU "
+     "instance profile name such as 1g.10gb or 1g.10gb+me"),
+    ({'host': {'pci': [dict(H100, mig={'gpu_instance_profiles': [
+        {'id': 9, 'name': '3g.40gb', 'max': 3}]})]}},
+     'host.pci[0].mig.gpu_instance_profiles[0].max: 3 GPU instances of '
+     '3g.40gb take 9 slices; the GPU has 7'),
+    ({'host': {'pci': [dict(H100, mig={'slices': 4, 'gpu_instance_profiles': [
+        {'id': 0, 'name': '7g.80gb', 'max': 1}]})]}},
+     'host.pci[0].mig.gpu_instance_profiles[0].max: 1 GPU instances of '
+     '7g.80gb take 7 slices; the GPU has 4'),
+    ({'host': {'pci': [dict(H100, mig={'gpu_instance_profiles': [
+        {'id': 19, 'name': '1g.10gb', 'max': True}]})]}},
+     'host.pci[0].mig.gpu_instance_profiles[0].max: wrong type bool'),
+    ({'host': {'pci': [dict(H100, mig={'gpu_instance_profiles': [
+        {'id': 19, 'name': '1g.10gb', 'max': 7},
+        {'id': 19, 'name': '1g.10gb+me', 'max': 1}]})]}},
+     'host.pci[0].mig.gpu_instance_profiles[1]: profile 19 (1g.10gb+me) is '
+     'given twice'),
+    ({'host': {'pci': [dict(H100, mig={'vgpu_types': {'2g.20gb': {}}})]}},
+     "host.pci[0].mig.vgpu_types: '2g.20gb' is not one of the GPU instance "
+     "profiles (none)"),
+    ({'host': {'pci': [dict(H100, mig={
+        'gpu_instance_profiles': [{'id': 19, 'name': '1g.10gb', 'max': 7}],
+        'vgpu_types': {'1g.10gb': {'nvidia-1130': {'name': 1}}}})]}},
+     'host.pci[0].mig.vgpu_types.1g.10gb.nvidia-1130.name: wrong type int'),
+    ({'host': {'pci': [dict(WITHOUT_SRIOV, mig={
+        'gpu_instance_profiles': [{'id': 19, 'name': '1g.10gb', 'max': 7}],
+        'vgpu_types': {'1g.10gb': {'nvidia-1130': {}}}})]}},
+     'host.pci[0].mig.vgpu_types: MIG-backed vGPUs live on VFs; the GPU '
+     'needs sriov'),
+    ({'host': {'pci': [dict(H100, mig={
+        'gpu_instance_profiles': [{'id': 19, 'name': '1g.10gb', 'max': 7}],
+        'vgpu_types': {'1g.10gb': {'nvidia-1100': {}}}})]}},
+     'host.pci[0].mig.vgpu_types.1g.10gb: nvidia-1100 is given twice'),
 ])
 def test_bad_scenarios_are_named_precisely(data, message):
     with pytest.raises(scenario.ScenarioError) as error:
@@ -123,3 +175,22 @@ def test_faults_and_a_kernel_release_are_accepted():
         'host': {'kernel': {'release': '5.15.0-125-generic'}},
         'steps': [{'faults': {'sriov-manage': 'simulated fault'}},
                   {'faults': {'sriov-manage': None}}]})
+
+
+def test_the_contracts_mig_example_is_accepted():
+    contract = {
+        'mode': 'disabled', 'mode_survives_reboot': False,
+        'gpu_instance_profiles': [{'id': 19, 'name': '1g.10gb', 'max': 7},
+                                  {'id': 9, 'name': '3g.40gb', 'max': 2}],
+        'vgpu_types': {'1g.10gb': {'nvidia-1130': {
+            'name': 'NVIDIA H100XM-1-10C',
+            'description': 'num_heads=0, frl_config=60, framebuffer=10240M, '
+                           'max_resolution=0x0, max_instance=1',
+            'available_instances': 1}}}}
+    scenario.validate({'host': {'pci': [dict(H100, mig=contract)]}})
+    # Blackwell's four slices, and the +me and +gfx variants.
+    scenario.validate({'host': {'pci': [dict(H100, mig={
+        'slices': 4, 'gpu_instance_profiles': [
+            {'id': 47, 'name': '1g.24gb+gfx', 'max': 4},
+            {'id': 20, 'name': '1g.10gb+me', 'max': 1},
+            {'id': 5, 'name': '4g.96gb', 'max': 1}]})]}})

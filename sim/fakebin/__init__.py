@@ -19,7 +19,8 @@ juju-log, called dozens of times per hook, is a separate shell script.
                       debs.py (the .debs they install), services.py
                       (systemctl, service), kernel.py (modules,
                       initramfs, mokutil), gpu.py (sriov-manage,
-                      nvidia-smi, mdevctl), sandbox.py (touch,
+                      nvidia-smi, mdevctl), nvidia_smi.py (its MIG
+                      forms), sandbox.py (touch,
                       virtualenv, nc), common.py (what they share)
     dispatch.py       one call: record, fault, handler, what runs after
 """

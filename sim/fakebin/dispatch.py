@@ -48,10 +48,14 @@ def main(argv):
             if fault:
                 # The scenario broke this command (a faults step).
                 raise Exit(1, fault.rstrip('\n') + '\n')
-            handler(state, args)
+            # A handler may return an exit status: what it changed is
+            # kept (raising Exit keeps nothing).
+            code = handler(state, args)
     except Exit as stop:
         sys.stderr.write(stop.message)
         return stop.code
+    if code:
+        return code
     return run_after_state(os.path.dirname(os.path.abspath(argv[0])))
 
 

@@ -1,6 +1,7 @@
 """The GPU's tools: sriov-manage (VFs), nvidia-smi and mdevctl."""
 import sys
 
+from sim.fakebin.host_commands import nvidia_smi
 from sim.fakebin.host_commands.common import (
     installed_packages, is_driver_package, simulator, sync_vf_types)
 from sim.fakebin.state import COMMAND, HOST_ROOT, STEP, Exit
@@ -22,6 +23,9 @@ def cmd_sriov_manage(state, argv):
             continue
         if argv[0] == '-e':
             state['host']['vfs'][function['address']] = sriov['total_vfs']
+            # Rebinding the GPU wipes its GPU instances (sim/mig.py).
+            from sim import mig
+            mig.sriov_enabled(state['host'], function['address'])
             continue
         # Disabled VFs are gone, and with them the types they were given.
         for vf in host.vf_addresses(
@@ -44,15 +48,24 @@ def refresh_sysfs(state):
 
 def cmd_nvidia_smi(state, argv):
     """Installed with the vGPU Manager package; it needs the driver.
-    Its output is NVIDIA's and no real capture is at hand, so the fake
-    says plainly that it is a simulation rather than imitate it."""
+    The MIG forms NVIDIA documents are answered in NVIDIA's forms
+    (nvidia_smi.py); for anything else no real capture is at hand, so
+    the fake says plainly that it is a simulation rather than imitate
+    it."""
     if not any(is_driver_package(name) for name in installed_packages(state)):
         raise Exit(127, 'nvidia-smi: command not found\n')
     if 'nvidia' not in state['host']['modules']:
         raise Exit(9, 'simulated nvidia-smi: the NVIDIA driver is not '
                       'loaded\n')
-    sys.stdout.write('simulated nvidia-smi {}: the simulator does not '
-                     'emulate nvidia-smi output\n'.format(' '.join(argv)))
+    answered = nvidia_smi.answer(state, argv)
+    if answered is None:
+        sys.stdout.write('simulated nvidia-smi {}: the simulator does not '
+                         'emulate nvidia-smi output\n'.format(' '.join(argv)))
+        return None
+    code, changed = answered
+    if changed:
+        refresh_sysfs(state)
+    return code
 
 
 def cmd_mdevctl(state, argv):

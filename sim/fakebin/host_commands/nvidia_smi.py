@@ -1,0 +1,352 @@
+"""The fake nvidia-smi's MIG forms, answered from the host state's MIG
+(sim/mig.py holds the rules) in the forms NVIDIA prints them.
+
+Output forms are taken from the examples in NVIDIA's MIG User Guide,
+"Getting Started with MIG"
+(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/getting-started-with-mig.html):
+`-i N -mig 1` ("Enabled MIG Mode for GPU ...", the "pending enable
+state" warnings), `--query-gpu=pci.bus_id,mig.mode.current
+--format=csv`, `mig -lgip`, `mig -cgi ... [-C]`, `mig -lgi`, `mig
+-dgi`; the "Unable to ... : <reason>" / "Failed to ... GPU instances:
+<reason>" pair is that guide's -cgi error form, used here for -dgi too.
+Columns the scenario gives no figures for (memory, SMs, engines) read
+N/A. A GPU that is not MIG-capable reads [N/A] in a query, as
+nvidia-smi shows a field a GPU does not support.
+
+Exit statuses are those the nvidia-smi man page lists under RETURN
+VALUE (https://docs.nvidia.com/deploy/nvidia-smi/index.html): 2 a bad
+argument, 3 not available on the target device, 6 nothing found, 255
+other error. What NVIDIA's examples do not show is said on stderr in a
+line that starts "simulated nvidia-smi:".
+"""
+import copy
+import sys
+
+from sim.fakebin.state import Exit, parse
+
+SIMULATED = 'simulated nvidia-smi: '
+# NVML's texts for its errors, as nvidia-smi ends its messages with them.
+IN_USE = 'In use by another client'
+INSUFFICIENT = 'Insufficient Resources'
+# The compute instance profile that spans a whole GPU instance of n
+# slices (NVML's NVML_COMPUTE_INSTANCE_PROFILE_<n>_SLICE), which -C
+# creates.
+FULL_CI_PROFILE = {1: 0, 2: 1, 3: 2, 4: 3, 6: 6, 7: 4}
+_GPU_OPTIONS = ('-i', '--id', '-mig', '--multi-instance-gpu',
+                '--query-gpu', '--format')
+_GPU_ACTIONS = ('-mig', '--multi-instance-gpu', '--query-gpu', '-r',
+                '--gpu-reset')
+_MIG_OPTIONS = ('-i', '--id', '-cgi', '--create-gpu-instance', '-gi',
+                '--gpu-instance-id')
+_MIG_FLAGS = ('-lgip', '--list-gpu-instance-profiles', '-lgi',
+              '--list-gpu-instances', '-dgi', '--destroy-gpu-instance',
+              '-C', '--default-compute-instance')
+_MIG_ACTIONS = {'-lgip': 'lgip', '--list-gpu-instance-profiles': 'lgip',
+                '-lgi': 'lgi', '--list-gpu-instances': 'lgi',
+                '-cgi': 'cgi', '--create-gpu-instance': 'cgi',
+                '-dgi': 'dgi', '--destroy-gpu-instance': 'dgi'}
+
+
+def _sim():
+    """The simulator's own modules, imported only when a MIG form is
+    asked (the launcher put the simulator's tree on sys.path)."""
+    from sim import host, mig
+    return host, mig
+
+
+def answer(state, argv):
+    """Answer a MIG form: (exit status, whether the host changed); None
+    for any other argv (the caller says it does not emulate it)."""
+    if argv[:1] == ['mig']:
+        return _mig_command(state, argv[1:])
+    opts, rest = parse(argv, _GPU_OPTIONS, ('-r', '--gpu-reset'))
+    actions = [name for name in _GPU_ACTIONS if name in opts]
+    if rest or len(actions) != 1 or (
+            '--format' in opts) != (actions[0] == '--query-gpu'):
+        return None
+    gpus = select(state, opts.get('-i', opts.get('--id')))
+    if actions[0] == '--query-gpu':
+        return query(state, gpus, opts['--query-gpu'], opts['--format'])
+    if actions[0] in ('-r', '--gpu-reset'):
+        return reset(state, gpus)
+    return set_mode(state, gpus, opts[actions[0]])
+
+
+def bus_id(address):
+    """A PCI address as nvidia-smi prints it: 0000:4f:00.0 ->
+    00000000:4F:00.0."""
+    domain, rest = address.split(':', 1)
+    return '{:0>8}:{}'.format(domain, rest).upper()
+
+
+def gpus_of(state):
+    """The GPUs nvidia-smi numbers: the NVIDIA GPUs (the driver binds
+    them all once it is loaded), in PCI address order."""
+    host, _ = _sim()
+    return sorted((function for function in state['host']['pci']
+                   if host.is_nvidia_gpu(function)),
+                  key=lambda function: function['address'].lower())
+
+
+def select(state, ids):
+    """[(index, function)] of the GPUs -i names (indexes or PCI bus ids,
+    comma-separated; 00000000:41:00.0 or 0000:41:00.0), or all."""
+    gpus = list(enumerate(gpus_of(state)))
+    if ids is None:
+        return gpus
+    chosen = []
+    for token in ids.split(','):
+        token = token.strip().lower()
+        found = [(index, function) for index, function in gpus
+                 if token == str(index) or token in (
+                     function['address'].lower(),
+                     bus_id(function['address']).lower())]
+        if not found:
+            raise Exit(6, '{}no GPU {} on this host (it has {})\n'.format(
+                SIMULATED, token, len(gpus)))
+        chosen += [gpu for gpu in found if gpu not in chosen]
+    return chosen
+
+
+def _finish(lines, code, changed):
+    sys.stdout.write(''.join(line + '\n' for line in lines))
+    return code, changed
+
+
+# ------------------------------------------------------------ GPU forms
+
+def set_mode(state, gpus, value):
+    """-mig 1|0 on each GPU: applied, or pending (sim/mig.py set_mode)."""
+    _, mig = _sim()
+    if value not in ('0', '1'):
+        raise Exit(2, SIMULATED + '-mig takes 1 or 0\n')
+    wanted = 'enabled' if value == '1' else 'disabled'
+    lines, code = [], 0
+    for _, function in gpus:
+        bus = bus_id(function['address'])
+        if 'mig' not in function:
+            sys.stderr.write('{}GPU {} is not MIG-capable (no mig: in the '
+                             'scenario)\n'.format(SIMULATED, bus))
+            code = max(code, 3)
+            continue
+        outcome = mig.set_mode(state['host'], function, wanted)
+        pending = ('Warning: MIG mode is in pending {} state for GPU {}:'
+                   .format('enable' if value == '1' else 'disable', bus))
+        if outcome == 'applied':
+            lines.append('{} MIG Mode for GPU {}'.format(
+                wanted.capitalize(), bus))
+        elif outcome == 'reset':
+            lines += [pending + 'Not Supported',
+                      'Reboot the system or try nvidia-smi --gpu-reset to '
+                      'make MIG mode effective on GPU {}'.format(bus)]
+        else:
+            lines += [pending + IN_USE,
+                      '{} is currently being used by one or more other '
+                      'processes (e.g. CUDA application or a monitoring '
+                      'application such as another instance of nvidia-smi).'
+                      ' Please first kill all processes using the device '
+                      'and retry the command or reboot the system to make '
+                      'MIG mode effective.'.format(bus)]
+            code = 255
+    return _finish(lines + ['All done.'], code, True)
+
+
+def reset(state, gpus):
+    """-r: each GPU is reset unless it is in use (sim/mig.py reset)."""
+    _, mig = _sim()
+    lines, code = [], 0
+    for _, function in gpus:
+        bus = bus_id(function['address'])
+        busy = mig.reset(state['host'], function)
+        if busy:
+            sys.stderr.write('{}GPU {} is in use ({}): not reset\n'.format(
+                SIMULATED, bus, busy))
+            code = 255
+        else:
+            lines.append('{}GPU {} reset'.format(SIMULATED, bus))
+    return _finish(lines, code, True)
+
+
+def query(state, gpus, fields, form):
+    """--query-gpu=FIELDS --format=csv[,noheader]: index, pci.bus_id,
+    mig.mode.current, mig.mode.pending."""
+    names = [name.strip() for name in fields.split(',')]
+    form = form.split(',')
+    if form[0] != 'csv' or set(form[1:]) - {'noheader', 'nounits'} or \
+            set(names) - {'index', 'pci.bus_id', 'mig.mode.current',
+                          'mig.mode.pending'}:
+        return None
+    mig_state = state['host'].get('mig', {})
+
+    def value(index, function, name):
+        if name == 'index':
+            return str(index)
+        if name == 'pci.bus_id':
+            return bus_id(function['address'])
+        gpu = mig_state.get(function['address'])
+        if gpu is None:
+            return '[N/A]'
+        mode = gpu['mode' if name == 'mig.mode.current' else 'pending']
+        return mode.capitalize()
+    lines = [] if 'noheader' in form else [', '.join(names)]
+    lines += [', '.join(value(index, function, name) for name in names)
+              for index, function in gpus]
+    return _finish(lines, 0, False)
+
+
+# ------------------------------------------------------------ mig forms
+
+def _mig_command(state, args):
+    opts, rest = parse(args, _MIG_OPTIONS, _MIG_FLAGS)
+    actions = [_MIG_ACTIONS[name] for name in opts if name in _MIG_ACTIONS]
+    if rest or len(actions) != 1:
+        return None
+    action = actions[0]
+    compute = opts.get('-C', opts.get('--default-compute-instance'))
+    gis = opts.get('-gi', opts.get('--gpu-instance-id'))
+    if (compute and action != 'cgi') or (gis and action != 'dgi'):
+        return None
+    gpus = _mig_enabled(state, select(state, opts.get('-i', opts.get(
+        '--id'))), 3 if action == 'cgi' else 6)
+    if action == 'lgip':
+        return _finish(profiles_table(state, gpus), 0, False)
+    if action == 'lgi':
+        return list_instances(state, gpus)
+    if action == 'cgi':
+        return create(state, gpus, opts.get('-cgi', opts.get(
+            '--create-gpu-instance')), bool(compute))
+    return destroy(state, gpus, gis)
+
+
+def _mig_enabled(state, gpus, code):
+    """The GPUs among these whose MIG mode is enabled; none: exit."""
+    _, mig = _sim()
+    enabled = [(index, function) for index, function in gpus
+               if mig.mig_enabled(state['host'], function)]
+    if not enabled:
+        raise Exit(code, '{}MIG mode is not enabled on GPU {}\n'.format(
+            SIMULATED, ', '.join(bus_id(function['address'])
+                                 for _, function in gpus) or '(none)'))
+    return enabled
+
+
+def profiles_table(state, gpus):
+    """mig -lgip: each GPU's profiles, Free/Total as sim/mig.py counts
+    them; the Name column widens for a longer profile name."""
+    _, mig = _sim()
+    rows = [(index, function, profile) for index, function in gpus
+            for profile in mig.profiles(function)]
+    width = max([16] + [len('MIG ' + profile['name'])
+                        for _, _, profile in rows])
+    extra = width - 16
+    rule = '+' + '-' * (77 + extra) + '+'
+    lines = [rule, '| GPU instance profiles:'.ljust(78 + extra) + '|',
+             '| GPU   Name' + ' ' * (13 + extra) +
+             'ID    Instances   Memory     P2P    SM    DEC   ENC  |',
+             '|' + ' ' * (30 + extra) +
+             'Free/Total   GiB              CE    JPEG  OFA  |',
+             '|' + '=' * (77 + extra) + '|']
+    for index, function, profile in rows:
+        free = mig.free_instances(
+            function, state['host']['mig'][function['address']], profile)
+        lines += [
+            '|{:>4}  {:<{}}{:>4}{:>6}/{:<3}      {:<11}{:<6}{:>3}{:>6}{:>6}'
+            '   |'.format(index, 'MIG ' + profile['name'], width,
+                          profile['id'], free, profile['max'], 'N/A', 'N/A',
+                          'N/A', 'N/A', 'N/A'),
+            '|' + ' ' * (59 + extra) + '{:>3}{:>6}{:>6}   |'.format(
+                'N/A', 'N/A', 'N/A'),
+            rule]
+    return lines
+
+
+def list_instances(state, gpus):
+    """mig -lgi: the GIs, by GPU, then as NVIDIA's examples order them
+    (profile ID descending, then GI ID); the Name column widens for a
+    longer profile name."""
+    rows = [(index, gi) for index, function in gpus
+            for gi in sorted(state['host']['mig'][function['address']][
+                'gpu_instances'], key=lambda gi: (-gi['profile_id'],
+                                                  gi['id']))]
+    if not rows:
+        raise Exit(6, SIMULATED + 'no GPU instances\n')
+    width = max([15] + [len('MIG ' + gi['profile']) for _, gi in rows])
+    extra = width - 15
+    rule = '+' + '-' * (52 + extra) + '+'
+    lines = [rule, '| GPU instances:'.ljust(53 + extra) + '|',
+             '| GPU   Name' + ' ' * (10 + extra) +
+             'Profile  Instance   Placement  |',
+             '|' + ' ' * (23 + extra) + 'ID       ID       Start:Size |',
+             '|' + '=' * (52 + extra) + '|']
+    for index, gi in rows:
+        lines += ['|{:>4}  {:<{}}{:>4}{:>9}{:>13}     |'.format(
+            index, 'MIG ' + gi['profile'], width, gi['profile_id'], gi['id'],
+            '{}:{}'.format(gi['start'], gi['size'])), rule]
+    return _finish(lines, 0, False)
+
+
+def create(state, gpus, tokens, compute):
+    """mig -cgi <profile IDs or names>[,...] [-C] on each GPU: all the
+    GIs, or none (sim/mig.py create)."""
+    _, mig = _sim()
+    trial = copy.deepcopy(state['host']['mig'])
+    lines = []
+    for index, function in gpus:
+        wanted = []
+        for token in tokens.split(','):
+            profile = mig.find_profile(function, token.strip())
+            if profile is None:
+                raise Exit(2, "{}GPU {} has no GPU instance profile {!r}\n"
+                           .format(SIMULATED, index, token))
+            wanted.append(profile)
+        made, failed = mig.create(function, trial[function['address']],
+                                  wanted, compute)
+        if failed is not None:
+            return _finish([
+                'Unable to create a GPU instance on GPU {:2d} using profile '
+                '{}: {}'.format(index, tokens.split(',')[failed].strip(),
+                                INSUFFICIENT),
+                'Failed to create GPU instances: ' + INSUFFICIENT], 255,
+                False)
+        for gi in made:
+            lines.append(
+                'Successfully created GPU instance ID {:2d} on GPU {:2d} '
+                'using profile MIG {} (ID {:2d})'.format(
+                    gi['id'], index, gi['profile'], gi['profile_id']))
+            if compute:
+                lines.append(
+                    'Successfully created compute instance ID  0 on GPU {:2d}'
+                    ' GPU instance ID {:2d} using profile MIG {} (ID {:2d})'
+                    .format(index, gi['id'], gi['profile'],
+                            FULL_CI_PROFILE.get(gi['size'], 0)))
+    state['host']['mig'] = trial
+    return _finish(lines, 0, True)
+
+
+def destroy(state, gpus, ids):
+    """mig -dgi [-gi IDs]: the GIs named (all without -gi), or none
+    while a vGPU has one of them."""
+    _, mig = _sim()
+    try:
+        wanted = None if ids is None else {int(gi) for gi in ids.split(',')}
+    except ValueError:
+        raise Exit(2, SIMULATED + '-gi takes GPU instance IDs\n')
+    chosen = [(index, function, gi) for index, function in gpus
+              for gi in state['host']['mig'][function['address']][
+                  'gpu_instances'] if wanted is None or gi['id'] in wanted]
+    if not chosen or wanted and wanted - {gi['id'] for _, _, gi in chosen}:
+        raise Exit(6, SIMULATED + 'no such GPU instance\n')
+    busy = [(index, gi) for index, function, gi in chosen
+            if gi['id'] in mig.gi_users(state['host'], function)]
+    if busy:
+        return _finish([
+            'Unable to destroy GPU instance ID {:2d} from GPU {:2d}: {}'
+            .format(busy[0][1]['id'], busy[0][0], IN_USE),
+            'Failed to destroy GPU instances: ' + IN_USE], 255, False)
+    lines = []
+    for index, function, gi in sorted(chosen, key=lambda item: (
+            item[0], item[2]['id'])):
+        state['host']['mig'][function['address']]['gpu_instances'].remove(gi)
+        lines.append('Successfully destroyed GPU instance ID {:2d} from GPU '
+                     '{:2d}'.format(gi['id'], index))
+    return _finish(lines, 0, True)

@@ -1,0 +1,293 @@
+"""MIG on the simulated host: each MIG-capable GPU's mode and its GPU
+instances (GIs), and what follows from them for the host's VFs.
+
+A GPU is MIG-capable where the scenario gives it `mig:` (contract,
+../shared/spec/simulator.md). Its state, kept in host['mig'] by PCI
+address: {'mode': current mode, 'pending': the mode the next GPU reset
+or reboot gives it (equal to mode when nothing is pending),
+'gpu_instances': [{'id', 'profile_id', 'profile', 'start', 'size',
+'compute_instance'}]}, in the order they were created.
+
+The rules (sim/README.md, "MIG", names their sources):
+- a GPU has `slices` compute slices (7 unless the scenario says); a GI
+  of profile "<n>g.<m>gb[+variant]" takes n of them, the first run of
+  n contiguous free slices (first fit), and no profile has more GIs
+  than its `max`;
+- a mode change waits (pending) while the GPU is in use (in_use); on a
+  GPU whose mode survives a reboot (Ampere: A100, A30) it also waits
+  for a GPU reset or a reboot; a reset or a reboot applies what is
+  pending; a reboot takes the mode back to disabled where it does not
+  survive one (Hopper and later);
+- GIs are lost at every reset and reboot, and when sriov-manage -e
+  (re)binds the GPU;
+- a VF offers a MIG-backed vGPU type of a profile while a GI of that
+  profile is free; each vGPU (mdev) of such a type on the GPU's VFs
+  takes one GI of its profile, in the order of the host's mdevs and of
+  the GIs' creation.
+
+Pure functions of the host state and the scenario's PCI functions; the
+callers (fakebin's nvidia-smi and sriov-manage, boot.py, host.py,
+report.py) decide when something happened.
+"""
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from sim import host as simhost
+from sim.guests import guests_on_vf
+
+MODES = ('enabled', 'disabled')
+DEFAULT_SLICES = 7
+# A GPU instance profile's name: its compute slices, its memory, and an
+# optional variant that keeps the slice count (+me, -me, +me.all,
+# +gfx): 1g.10gb, 3g.40gb, 1g.10gb+me.
+PROFILE_NAME = re.compile(r'^([1-7])g\.[0-9]+gb(?:[+-][a-z]+(?:\.[a-z]+)?)?$')
+
+
+def slice_count(profile_name: str) -> int:
+    """The compute slices a GI of this profile takes (1g.10gb: 1)."""
+    match = PROFILE_NAME.match(profile_name)
+    if not match:
+        raise ValueError(profile_name)
+    return int(match.group(1))
+
+
+def gpu_slices(function: Dict[str, Any]) -> int:
+    return function['mig'].get('slices', DEFAULT_SLICES)
+
+
+def survives_reboot(function: Dict[str, Any]) -> bool:
+    return bool(function['mig'].get('mode_survives_reboot', False))
+
+
+def initial(pci: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """Each MIG-capable GPU as it comes up: its mode as the scenario
+    says, nothing pending, no GIs."""
+    state = {}
+    for function in pci:
+        if 'mig' in function:
+            mode = function['mig'].get('mode', 'disabled')
+            state[function['address']] = {
+                'mode': mode, 'pending': mode, 'gpu_instances': []}
+    return state
+
+
+def capable(pci: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    return [function for function in pci if 'mig' in function]
+
+
+def profiles(function: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return function['mig'].get('gpu_instance_profiles', [])
+
+
+def find_profile(function: Dict[str, Any],
+                 token: str) -> Optional[Dict[str, Any]]:
+    """A profile by its ID, its short name (3g.40gb) or its full name
+    (MIG 3g.40gb), as nvidia-smi mig -cgi takes them."""
+    name = token[len('MIG '):] if token.startswith('MIG ') else token
+    for profile in profiles(function):
+        if name == profile['name'] or (
+                name.isdigit() and int(name) == profile['id']):
+            return profile
+    return None
+
+
+# ---------------------------------------------------------------- slices
+
+def _taken(gpu: Dict[str, Any]) -> set:
+    return {slot for gi in gpu['gpu_instances']
+            for slot in range(gi['start'], gi['start'] + gi['size'])}
+
+
+def _first_fit(free: set, size: int, total: int) -> Optional[int]:
+    for start in range(total - size + 1):
+        if all(slot in free for slot in range(start, start + size)):
+            return start
+    return None
+
+
+def free_instances(function: Dict[str, Any], gpu: Dict[str, Any],
+                   profile: Dict[str, Any]) -> int:
+    """How many more GIs of this profile fit now (nvidia-smi mig -lgip's
+    Free): no more than its max, in the contiguous free slices left."""
+    total = gpu_slices(function)
+    size = slice_count(profile['name'])
+    room = profile['max'] - sum(1 for gi in gpu['gpu_instances']
+                                if gi['profile_id'] == profile['id'])
+    free = set(range(total)) - _taken(gpu)
+    count = 0
+    while count < room:
+        start = _first_fit(free, size, total)
+        if start is None:
+            break
+        free -= set(range(start, start + size))
+        count += 1
+    return count
+
+
+def create(function: Dict[str, Any], gpu: Dict[str, Any],
+           wanted: Sequence[Dict[str, Any]], compute_instance: bool
+           ) -> Tuple[List[Dict[str, Any]], Optional[int]]:
+    """GIs of these profiles, in order, all or none: (the GIs made, also
+    added to gpu; None), or ([], the index in wanted of the first that
+    does not fit), gpu left as it was."""
+    trial = {'gpu_instances': list(gpu['gpu_instances'])}
+    total = gpu_slices(function)
+    made = []
+    for index, profile in enumerate(wanted):
+        if not free_instances(function, trial, profile):
+            return [], index
+        size = slice_count(profile['name'])
+        used = {gi['id'] for gi in trial['gpu_instances']}
+        gi = {'id': min(set(range(1, len(used) + 2)) - used),
+              'profile_id': profile['id'], 'profile': profile['name'],
+              'start': _first_fit(set(range(total)) - _taken(trial), size,
+                                  total),
+              'size': size, 'compute_instance': compute_instance}
+        trial['gpu_instances'].append(gi)
+        made.append(gi)
+    gpu['gpu_instances'] = trial['gpu_instances']
+    return made, None
+
+
+# ------------------------------------------------------------- its users
+
+def _vfs(host: Dict[str, Any], function: Dict[str, Any]) -> List[str]:
+    return simhost.vf_addresses(
+        function['address'], host.get('vfs', {}).get(function['address'], 0))
+
+
+def type_profiles(function: Dict[str, Any]) -> Dict[str, str]:
+    """Each MIG-backed vGPU type -> the GI profile it needs."""
+    return {type_id: profile for profile, types in
+            function['mig'].get('vgpu_types', {}).items()
+            for type_id in types}
+
+
+def gi_users(host: Dict[str, Any],
+             function: Dict[str, Any]) -> Dict[int, str]:
+    """GI id -> the UUID of the vGPU (mdev on one of the GPU's VFs, of a
+    MIG-backed type) that took it."""
+    gpu = host['mig'][function['address']]
+    vfs = {vf.lower() for vf in _vfs(host, function)}
+    needs = type_profiles(function)
+    users = {}
+    for profile in sorted(set(needs.values())):
+        gis = [gi for gi in gpu['gpu_instances'] if gi['profile'] == profile]
+        vgpus = [mdev for mdev in host.get('mdevs', [])
+                 if mdev['parent'].lower() in vfs and
+                 needs.get(mdev['type']) == profile]
+        for gi, mdev in zip(gis, vgpus):
+            users[gi['id']] = mdev['uuid']
+    return users
+
+
+def in_use(host: Dict[str, Any], function: Dict[str, Any],
+           vfs_count: bool = False, gis_count: bool = False
+           ) -> Optional[str]:
+    """Why the GPU is in use (one line), or None: a vGPU (an mdev on it
+    or on one of its VFs), a VF with a vGPU type that a guest has; with
+    vfs_count, enabled VFs; with gis_count, existing GIs."""
+    address = function['address'].lower()
+    vfs = [vf.lower() for vf in _vfs(host, function)]
+    for mdev in host.get('mdevs', []):
+        if mdev['parent'].lower() in [address] + vfs:
+            return 'vGPU {} on {}'.format(mdev['uuid'], mdev['parent'])
+    for vf, type_id in sorted(host.get('vf_vgpu_types', {}).items()):
+        if type_id and vf.lower() in vfs and guests_on_vf(host, vf):
+            return 'VF {} (vGPU type {}) used by {}'.format(
+                vf, type_id, ', '.join(guests_on_vf(host, vf)))
+    if vfs_count and vfs:
+        return '{} VFs enabled'.format(len(vfs))
+    gis = host['mig'].get(function['address'], {}).get('gpu_instances')
+    if gis_count and gis:
+        return '{} GPU instances'.format(len(gis))
+    return None
+
+
+# ------------------------------------------------------- what changes it
+
+def set_mode(host: Dict[str, Any], function: Dict[str, Any],
+             wanted: str) -> str:
+    """nvidia-smi -mig: 'applied' (the mode is wanted now), 'in use'
+    (pending while the GPU is in use) or 'reset' (pending until a GPU
+    reset or a reboot: Ampere)."""
+    gpu = host['mig'][function['address']]
+    gpu['pending'] = wanted
+    if gpu['mode'] == wanted:
+        return 'applied'
+    if in_use(host, function, vfs_count=wanted == 'disabled',
+              gis_count=wanted == 'disabled'):
+        return 'in use'
+    if survives_reboot(function):
+        return 'reset'
+    apply_pending(gpu)
+    return 'applied'
+
+
+def apply_pending(gpu: Dict[str, Any]) -> None:
+    """A GPU reset: the pending mode takes effect; no GI survives it."""
+    gpu['mode'] = gpu['pending']
+    gpu['gpu_instances'] = []
+
+
+def reset(host: Dict[str, Any], function: Dict[str, Any]) -> Optional[str]:
+    """nvidia-smi -r: refused (why, one line) while the GPU is in use or
+    has VFs; else the pending mode applies and the GIs are gone."""
+    busy = in_use(host, function, vfs_count=True)
+    if busy:
+        return busy
+    if function['address'] in host.get('mig', {}):
+        apply_pending(host['mig'][function['address']])
+    return None
+
+
+def reboot(host: Dict[str, Any]) -> None:
+    """Every GI is gone; a pending mode applies where the mode survives
+    a reboot (Ampere's InfoROM bit), elsewhere the GPU comes up with MIG
+    disabled."""
+    for function in capable(host['pci']):
+        gpu = host['mig'][function['address']]
+        if not survives_reboot(function):
+            gpu['pending'] = 'disabled'
+        apply_pending(gpu)
+
+
+def sriov_enabled(host: Dict[str, Any], address: str) -> None:
+    """sriov-manage -e rebinds the GPU: its GIs are gone."""
+    if address in host.get('mig', {}):
+        host['mig'][address]['gpu_instances'] = []
+
+
+# ----------------------------------------------------- what the host shows
+
+def vf_mdev_types(host: Dict[str, Any], function: Dict[str, Any],
+                  vf: str) -> Dict[str, Dict[str, Any]]:
+    """What a VF of a MIG-capable GPU lists under mdev_supported_types
+    while MIG mode is enabled: every MIG-backed type, available (1)
+    while the VF hosts no vGPU and a GI of the type's profile is free."""
+    gpu = host['mig'][function['address']]
+    mdevs = host.get('mdevs', [])
+    taken = set(gi_users(host, function))
+    hosting = any(mdev['parent'].lower() == vf.lower() for mdev in mdevs)
+    free = {gi['profile'] for gi in gpu['gpu_instances']
+            if gi['id'] not in taken}
+    types = {}
+    for profile, specs in function['mig'].get('vgpu_types', {}).items():
+        for type_id, spec in specs.items():
+            types[type_id] = dict(spec, available_instances=int(
+                profile in free and not hosting))
+    return types
+
+
+def mig_enabled(host: Dict[str, Any], function: Dict[str, Any]) -> bool:
+    gpu = host.get('mig', {}).get(function['address'])
+    return bool(gpu) and gpu['mode'] == 'enabled'
+
+
+def summary(host: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """The output's host.mig: each MIG-capable GPU's mode and its GIs'
+    profiles, sorted."""
+    return {address: {'mode': gpu['mode'],
+                      'gpu_instances': sorted(gi['profile'] for gi in
+                                              gpu['gpu_instances'])}
+            for address, gpu in sorted(host.get('mig', {}).items())}
