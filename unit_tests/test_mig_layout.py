@@ -3,13 +3,17 @@ line is only well-formed GPU instance profiles and counts, and a layout
 a GPU cannot hold is refused naming the profile and what fits."""
 import pytest
 
+from nvidia_vgpu import model
 from nvidia_vgpu.mig import layout
-from nvidia_vgpu.mig.layout import GiProfile, LayoutError, parse
+from nvidia_vgpu.mig.layout import LayoutError, parse
 
 # NVIDIA's H100 80GB profiles (MIG User Guide, "Supported MIG Profiles").
-H100 = [GiProfile(19, '1g.10gb', 7), GiProfile(15, '1g.20gb', 4),
-        GiProfile(14, '2g.20gb', 3), GiProfile(9, '3g.40gb', 2),
-        GiProfile(5, '4g.40gb', 1), GiProfile(0, '7g.80gb', 1)]
+H100 = [model.GiProfile(19, '1g.10gb', 7, 7),
+        model.GiProfile(15, '1g.20gb', 4, 4),
+        model.GiProfile(14, '2g.20gb', 3, 3),
+        model.GiProfile(9, '3g.40gb', 2, 2),
+        model.GiProfile(5, '4g.40gb', 1, 1),
+        model.GiProfile(0, '7g.80gb', 1, 1)]
 
 
 @pytest.mark.parametrize('text,expected', [

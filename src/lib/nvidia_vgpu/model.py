@@ -129,6 +129,37 @@ class GpuState(NamedTuple):
     vf_types: Mapping[str, int] = {}  # vendor VFIO: VF -> type (0: none)
 
 
+class GiProfile(NamedTuple):
+    """A GPU instance profile as the GPU lists it (nvidia-smi mig -lgip)."""
+
+    id: int
+    name: str           # 1g.10gb, 1g.10gb+me, ...
+    free: int           # how many more of it fit now
+    total: int          # how many of it the GPU can hold, alone
+
+
+class GpuInstance(NamedTuple):
+    """A GPU instance that exists (nvidia-smi mig -lgi)."""
+
+    id: int
+    profile_id: int
+    profile: str
+    placement: str      # start:size, in slices
+
+
+class MigGpu(NamedTuple):
+    """A MIG-capable GPU's mode and instances as the driver reports them;
+    profiles and instances are read only while the mode is enabled (the
+    driver lists none otherwise)."""
+
+    address: str
+    index: int          # nvidia-smi's -i
+    mode: str           # Enabled | Disabled
+    pending: str        # the mode after the next reset or reboot
+    profiles: Tuple[GiProfile, ...] = ()
+    instances: Tuple[GpuInstance, ...] = ()
+
+
 class Versions(NamedTuple):
     """What live migration depends on, as installed (None: not found)."""
 

@@ -12,11 +12,11 @@ a GPU's GIs take at most its 7 compute slices. Checked against the
 GPU's own profiles (nvidia-smi mig -lgip) once the driver runs: fit().
 """
 import re
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import yaml
 
-from nvidia_vgpu import option_text
+from nvidia_vgpu import model, option_text
 from nvidia_vgpu.nova import mappings
 
 OPTION = 'mig-layout'
@@ -38,14 +38,6 @@ class LayoutError(ValueError):
 
     def __init__(self, problem: str) -> None:
         super().__init__('Invalid {}: {}'.format(OPTION, problem))
-
-
-class GiProfile(NamedTuple):
-    """A GPU instance profile as the GPU lists it (nvidia-smi mig -lgip)."""
-
-    id: int
-    name: str
-    total: int       # how many of it the GPU can hold, alone
 
 
 def slices(profile: str) -> int:
@@ -131,7 +123,7 @@ def _instances(gpu: str, node: yaml.Node,
 
 
 def fit(gpu: str, wanted: Mapping[str, int],
-        offered: Sequence[GiProfile]) -> Optional[str]:
+        offered: Sequence[model.GiProfile]) -> Optional[str]:
     """Why these GIs cannot be made on this GPU, naming the profile and
     what fits; None when each profile is one the GPU has, in a count it
     can hold (placement is the driver's: creating may still fail)."""
@@ -148,7 +140,7 @@ def fit(gpu: str, wanted: Mapping[str, int],
     return None
 
 
-def _listed(offered: Sequence[GiProfile]) -> str:
+def _listed(offered: Sequence[model.GiProfile]) -> str:
     names: List[str] = ['{} (up to {})'.format(profile.name, profile.total)
                         for profile in offered]
     return ', '.join(names) if names else 'none'

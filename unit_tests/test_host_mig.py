@@ -1,0 +1,84 @@
+"""MIG as the host reads it (nvidia_vgpu.host.mig), from nvidia-smi's
+answers in NVIDIA's forms: as the simulated host prints them (on the
+development machine's Python), and rows written here in those forms (on
+every series' Python, where hooks parse them)."""
+import pytest
+
+from nvidia_vgpu.host import mig
+from nvidia_vgpu.model import GiProfile, GpuInstance
+
+try:
+    from test_sim_mig import gpu, run, simulated  # noqa: F401 (fixture)
+except (ImportError, SyntaxError):     # the simulator needs Python 3.8
+    pass
+
+host_side = pytest.mark.host_side
+
+V100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
+        'class': '030200', 'driver': 'nvidia'}
+
+
+def answer(simulation, command):
+    code, said = run(simulation, command, stdout_only=True)
+    assert code == 0, said
+    return said
+
+
+@host_side
+def test_only_mig_capable_gpus_have_a_mode(simulated):  # noqa: F811
+    host = simulated(gpu(), V100, gpu('0000:c1:00.0', ampere=True,
+                                      mode='enabled'))
+    text = answer(host, ' '.join(mig.QUERY))
+    assert mig.parse_modes(text) == [
+        (0, '0000:41:00.0', 'Disabled', 'Disabled'),
+        (2, '0000:c1:00.0', 'Enabled', 'Enabled')]
+
+
+@host_side
+def test_a_pending_mode_is_read_as_pending(simulated):  # noqa: F811
+    host = simulated(gpu(ampere=True))
+    answer(host, 'nvidia-smi -i 0 -mig 1')
+    assert mig.parse_modes(answer(host, ' '.join(mig.QUERY))) == [
+        (0, '0000:41:00.0', 'Disabled', 'Enabled')]
+
+
+@host_side
+def test_profiles_and_instances_are_read_from_their_tables(
+        simulated):  # noqa: F811
+    host = simulated(gpu(mode='enabled'))
+    answer(host, 'nvidia-smi mig -cgi 19,19,9 -i 0')
+    profiles = mig.parse_profiles(answer(host, 'nvidia-smi mig -lgip'))
+    assert profiles[0][:2] == (GiProfile(19, '1g.10gb', 2, 7),
+                               GiProfile(20, '1g.10gb+me', 1, 1))
+    assert GiProfile(9, '3g.40gb', 0, 2) in profiles[0]
+    instances = mig.parse_instances(answer(host, 'nvidia-smi mig -lgi'))
+    assert instances == {0: (GpuInstance(1, 19, '1g.10gb', '0:1'),
+                             GpuInstance(2, 19, '1g.10gb', '1:1'),
+                             GpuInstance(3, 9, '3g.40gb', '2:3'))}
+
+
+def test_bus_ids_are_written_as_lspci_writes_addresses():
+    assert mig.address_of('00000000:4F:00.0') == '0000:4f:00.0'
+    assert mig.address_of('0000:4f:00.0') == '0000:4f:00.0'
+
+
+def test_rows_of_other_tables_and_noise_are_not_read():
+    assert mig.parse_modes('index, pci.bus_id\nNo devices were found\n') == []
+    assert mig.parse_profiles('No MIG-enabled devices found.\n') == {}
+    assert mig.parse_instances('+---+\n| GPU instances: |\n') == {}
+
+
+def test_rows_in_nvidias_columns_are_read_on_every_series():
+    modes = ('0, 00000000:41:00.0, Enabled, Enabled\n'
+             '1, 00000000:84:00.0, [N/A], [N/A]\n')
+    assert mig.parse_modes(modes) == [(0, '0000:41:00.0', 'Enabled',
+                                       'Enabled')]
+    profiles = ('|   0  MIG 1g.10gb       19     7/7        9.75       No     '
+                '16     1     0   |\n'
+                '|                                                          '
+                ' 1     0     0   |\n')
+    assert mig.parse_profiles(profiles) == {0: (
+        GiProfile(19, '1g.10gb', 7, 7),)}
+    instances = ('|   0  MIG 3g.40gb       9        2          4:4     |\n')
+    assert mig.parse_instances(instances) == {0: (
+        GpuInstance(2, 9, '3g.40gb', '4:4'),)}
