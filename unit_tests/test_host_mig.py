@@ -82,3 +82,29 @@ def test_rows_in_nvidias_columns_are_read_on_every_series():
     instances = ('|   0  MIG 3g.40gb       9        2          4:4     |\n')
     assert mig.parse_instances(instances) == {0: (
         GpuInstance(2, 9, '3g.40gb', '4:4'),)}
+
+
+def _gpu(mode, pending, instances=(), profiles=()):
+    from nvidia_vgpu.model import MigGpu
+    return MigGpu('0000:41:00.0', 0, mode, pending, tuple(profiles),
+                  tuple(instances))
+
+
+@pytest.mark.parametrize('gpu,line', [
+    (_gpu('Enabled', 'Enabled', [GpuInstance(1, 19, '1g.10gb', '0:1'),
+                                 GpuInstance(3, 9, '3g.40gb', '4:4'),
+                                 GpuInstance(2, 19, '1g.10gb', '1:1')]),
+     'MIG on 0000:41:00.0: enabled; GPU instances: 3g.40gb x1, 1g.10gb x2'),
+    (_gpu('Enabled', 'Enabled'),
+     'MIG on 0000:41:00.0: enabled; GPU instances: none (no MIG-backed '
+     'type is offered until some exist)'),
+    (_gpu('Disabled', 'Enabled'),
+     'MIG on 0000:41:00.0: disabled (enabled after the next GPU reset or '
+     'reboot)'),
+])
+def test_list_vgpu_types_shows_each_mig_gpus_mode_and_instances(gpu, line):
+    from nvidia_vgpu.nova import type_listing
+    results = type_listing.listing([], 'VGPU', mig={gpu.address: gpu})
+    assert results['output'].splitlines()[-1] == line
+    assert results['mig'][gpu.address]['mode'] == gpu.mode.lower()
+    assert type_listing.listing([], 'VGPU').get('mig') is None

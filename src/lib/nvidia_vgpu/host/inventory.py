@@ -19,6 +19,12 @@ def nvidia_gpus() -> List[model.PciFunction]:
     return pci.nvidia_gpus(functions, sysfs.virtual_functions(candidates))
 
 
+def any_sriov(gpus: List[model.PciFunction]) -> bool:
+    """Whether any of these GPUs can have VFs (every MIG-capable GPU
+    can: they are Ampere and later datacenter GPUs)."""
+    return any(sysfs.sriov_total_vfs(gpu.address) for gpu in gpus)
+
+
 def offered_types(gpus: List[model.PciFunction]) -> List[model.GpuTypes]:
     """What each GPU offers now, device by device."""
     mdevs = sysfs.mediated_devices()

@@ -1,6 +1,6 @@
 """The list-vgpu-types action: which GPUs to list, and each type with
 its profile, resource class and the flavor property that asks for it."""
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from nvidia_vgpu import model, vgpu_types
 from nvidia_vgpu.driver import software
@@ -41,13 +41,16 @@ def choose(gpus: List[model.PciFunction],
 
 
 def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
-            refusal: Optional[str] = None) -> Results:
+            refusal: Optional[str] = None,
+            mig: Optional[Mapping[str, model.MigGpu]] = None) -> Results:
     """A table in 'output', the same rows as structured data in 'types'.
 
     resource_class: the vgpu-resource-class option; refusal: why the
     last hook found this nova unable to honour it. While either stands
     the types are still listed, without classes (none is published),
-    under that problem.
+    under that problem. mig: the listed GPUs that are MIG-capable, whose
+    mode and GPU instances follow the table (in 'mig' too): a VF offers a
+    MIG-backed type only while a free GPU instance of its profile exists.
     """
     problem = refusal
     try:
@@ -71,7 +74,44 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
     if problem:
         output = '{} (no resource classes shown until it is fixed)\n{}'.format(
             problem, output)
-    return {'output': output, 'types': records}
+    results: Results = {'output': output, 'types': records}
+    if mig:
+        results['mig'] = {address: _mig_record(gpu)
+                          for address, gpu in sorted(mig.items())}
+        results['output'] = '\n'.join([output] + [
+            _mig_line(gpu) for _, gpu in sorted(mig.items())])
+    return results
+
+
+def _mig_record(gpu: model.MigGpu) -> Dict[str, object]:
+    return {'mode': gpu.mode.lower(), 'pending': gpu.pending.lower(),
+            'gpu_instances': [instance.profile for instance in
+                              sorted(gpu.instances, key=_by_size)],
+            'profiles': [{'name': profile.name, 'id': profile.id,
+                          'free': profile.free, 'total': profile.total}
+                         for profile in gpu.profiles]}
+
+
+def _by_size(instance: model.GpuInstance) -> Tuple[int, str, int]:
+    return (-int(instance.profile.split('g.', 1)[0]), instance.profile,
+            instance.id)
+
+
+def _mig_line(gpu: model.MigGpu) -> str:
+    """'MIG on <GPU>: ...', its mode and GPU instances in one line."""
+    mode = gpu.mode.lower()
+    if gpu.pending.lower() != mode:
+        mode += ' ({} after the next GPU reset or reboot)'.format(
+            gpu.pending.lower())
+    if gpu.mode.lower() != 'enabled':
+        return 'MIG on {}: {}'.format(gpu.address, mode)
+    counts: Dict[str, int] = {}
+    for instance in sorted(gpu.instances, key=_by_size):
+        counts[instance.profile] = counts.get(instance.profile, 0) + 1
+    return 'MIG on {}: {}; GPU instances: {}'.format(
+        gpu.address, mode, ', '.join(
+            '{} x{}'.format(name, count) for name, count in counts.items())
+        or 'none (no MIG-backed type is offered until some exist)')
 
 
 def _with_classes(records: List[Dict[str, object]], chosen: Optional[str],
