@@ -1,12 +1,14 @@
 """Running the hook simulator from tests, as an operator would run it."""
+import contextlib
 import fcntl
 import functools
 import hashlib
+import io
 import json
 import os
 import subprocess
 import sys
-from typing import Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = os.path.join(REPO, 'scenarios')
@@ -117,3 +119,25 @@ def changing(commands) -> list:
 
 def step(output: dict, index: int) -> dict:
     return output['steps'][index]
+
+
+@contextlib.contextmanager
+def simulations(tmp_path) -> Iterator[Callable[[Dict[str, Any]], Any]]:
+    """make(scenario data): a set-up simulation of its host (no hook run
+    yet), in its own sandbox under tmp_path; all cleaned up after."""
+    from sim import runner, scenario
+    made = []
+
+    def make(data: Dict[str, Any]) -> Any:
+        simulation = runner.Simulation(
+            scenario.validate(data), REPO,
+            work_dir=str(tmp_path / 'sandbox{}'.format(len(made))))
+        with contextlib.redirect_stderr(io.StringIO()):
+            simulation.setup()
+        made.append(simulation)
+        return simulation
+    try:
+        yield make
+    finally:
+        for simulation in made:
+            simulation.cleanup()

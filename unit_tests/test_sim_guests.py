@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from sim import guests, host, runner, scenario
-from simulation import REPO
+from sim import guests, host, scenario
+from simulation import simulations
 
 UUID_A = '4b20d080-1b54-4048-85b3-a6a62d165c01'
 UUID_B = '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b'
@@ -201,18 +201,8 @@ def test_bad_guests_are_named_precisely(data, message):
 @pytest.fixture
 def simulated(tmp_path):
     """A set-up simulation of a scenario's host (no hook run yet)."""
-    made = []
-
-    def make(data):
-        simulation = runner.Simulation(scenario.validate(data), REPO,
-                                       work_dir=str(tmp_path / 'sandbox'))
-        with contextlib.redirect_stderr(io.StringIO()):
-            simulation.setup()
-        made.append(simulation)
-        return simulation
-    yield make
-    for simulation in made:
-        simulation.cleanup()
+    with simulations(tmp_path) as make:
+        yield make
 
 
 def run(simulation, *commands):

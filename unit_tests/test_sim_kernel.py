@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from sim import host, runner, scenario
-from simulation import REPO
+from sim import host
+from simulation import simulations
 
 V100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
         'class': '030200', 'driver': 'nouveau'}
@@ -18,21 +18,11 @@ RELEASE = '6.8.0-45-generic'
 
 @pytest.fixture
 def simulated(tmp_path):
-    made = []
-
-    def make(**kernel):
-        data = {'host': {'pci': [V100], 'kernel_modules': ['nouveau'],
-                         'packages': {'nova-common': '3:25.2.1-0ubuntu2'},
-                         'kernel': dict(kernel, release=RELEASE)}}
-        simulation = runner.Simulation(scenario.validate(data), REPO,
-                                       work_dir=str(tmp_path / 'sandbox'))
-        with contextlib.redirect_stderr(io.StringIO()):
-            simulation.setup()
-        made.append(simulation)
-        return simulation
-    yield make
-    for simulation in made:
-        simulation.cleanup()
+    with simulations(tmp_path) as make:
+        yield lambda **kernel: make({'host': {
+            'pci': [V100], 'kernel_modules': ['nouveau'],
+            'packages': {'nova-common': '3:25.2.1-0ubuntu2'},
+            'kernel': dict(kernel, release=RELEASE)}})
 
 
 def run(simulation, command):

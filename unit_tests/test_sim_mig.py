@@ -13,9 +13,9 @@ import os
 
 import pytest
 
-from sim import boot, host, mig, runner, scenario
+from sim import boot, host, mig
 from sim.fakebin.host_commands import nvidia_smi
-from simulation import REPO, run_yaml
+from simulation import run_yaml, simulations
 
 GPU = '0000:41:00.0'
 BUS = '00000000:41:00.0'
@@ -61,21 +61,10 @@ def gpu(address=GPU, device='2331', ampere=False, mode='disabled'):
 def simulated(tmp_path):
     """A set-up simulation of a host with these GPUs and the driver
     loaded (no hook run yet)."""
-    made = []
-
-    def make(*gpus, **extra):
-        data = {'host': dict({'pci': list(gpus), 'packages': dict(DRIVER),
-                              'kernel_modules': ['nvidia']}, **extra)}
-        simulation = runner.Simulation(
-            scenario.validate(data), REPO,
-            work_dir=str(tmp_path / 'sandbox{}'.format(len(made))))
-        with contextlib.redirect_stderr(io.StringIO()):
-            simulation.setup()
-        made.append(simulation)
-        return simulation
-    yield make
-    for simulation in made:
-        simulation.cleanup()
+    with simulations(tmp_path) as make:
+        yield lambda *gpus, **extra: make({'host': dict(
+            {'pci': list(gpus), 'packages': dict(DRIVER),
+             'kernel_modules': ['nvidia']}, **extra)})
 
 
 def run(simulation, command, stdout_only=False):
