@@ -10,9 +10,11 @@ Reading only.
 """
 import re
 import subprocess
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 from nvidia_vgpu.model import GiProfile, GpuInstance, MigGpu
+
+T = TypeVar('T')
 
 QUERY = ('nvidia-smi', '--query-gpu=index,pci.bus_id,mig.mode.current,'
          'mig.mode.pending', '--format=csv,noheader')
@@ -62,28 +64,32 @@ def parse_modes(text: str) -> List[Tuple[int, str, str, str]]:
     return found
 
 
+def _rows_by_gpu(text: str, pattern: 're.Pattern[str]',
+                 make: Callable[['re.Match[str]'], T]) -> Dict[int, List[T]]:
+    """The table's rows this pattern matches, made into records, by the
+    GPU index that starts each row."""
+    found: Dict[int, List[T]] = {}
+    for line in text.splitlines():
+        row = pattern.match(line)
+        if row:
+            found.setdefault(int(row.group('gpu')), []).append(make(row))
+    return found
+
+
 def parse_profiles(text: str) -> Dict[int, Tuple[GiProfile, ...]]:
     """GPU index -> its GPU instance profiles, from `mig -lgip`."""
-    found: Dict[int, List[GiProfile]] = {}
-    for line in text.splitlines():
-        row = PROFILE_ROW.match(line)
-        if row:
-            found.setdefault(int(row.group('gpu')), []).append(GiProfile(
-                int(row.group('id')), row.group('name'),
-                int(row.group('free')), int(row.group('total'))))
-    return {gpu: tuple(rows) for gpu, rows in found.items()}
+    return {gpu: tuple(rows) for gpu, rows in _rows_by_gpu(
+        text, PROFILE_ROW, lambda row: GiProfile(
+            int(row.group('id')), row.group('name'),
+            int(row.group('free')), int(row.group('total')))).items()}
 
 
 def parse_instances(text: str) -> Dict[int, Tuple[GpuInstance, ...]]:
     """GPU index -> its GPU instances, from `mig -lgi`."""
-    found: Dict[int, List[GpuInstance]] = {}
-    for line in text.splitlines():
-        row = INSTANCE_ROW.match(line)
-        if row:
-            found.setdefault(int(row.group('gpu')), []).append(GpuInstance(
-                int(row.group('id')), int(row.group('profile')),
-                row.group('name'), row.group('placement')))
-    return {gpu: tuple(sorted(rows)) for gpu, rows in found.items()}
+    return {gpu: tuple(sorted(rows)) for gpu, rows in _rows_by_gpu(
+        text, INSTANCE_ROW, lambda row: GpuInstance(
+            int(row.group('id')), int(row.group('profile')),
+            row.group('name'), row.group('placement'))).items()}
 
 
 def read() -> Dict[str, MigGpu]:
