@@ -160,6 +160,22 @@ class MigGpu(NamedTuple):
     instances: Tuple[GpuInstance, ...] = ()
 
 
+class MigPlan(NamedTuple):
+    """What mig-layout asks of this host now, and what waits.
+
+    Each GPU's wanted GPU instances are profile names, largest first (the
+    order they are made in, so that big ones find room)."""
+
+    wanted: Mapping[str, Tuple[str, ...]] = {}   # GPU -> its GIs
+    enable: Tuple[str, ...] = ()       # GPUs to set to MIG mode now
+    disable: Tuple[str, ...] = ()      # GPUs left out of the layout
+    destroy: Mapping[str, Tuple[int, ...]] = {}  # GPU -> GI ids, unused
+    create: Mapping[str, Tuple[str, ...]] = {}   # GPU -> GIs to make
+    reset_pending: Tuple[str, ...] = ()  # mode set, applies at a reboot
+    held: Mapping[str, Tuple[str, ...]] = {}     # GPU -> guests it waits for
+    refused: Tuple[str, ...] = ()      # why a GPU's layout cannot apply
+
+
 class Versions(NamedTuple):
     """What live migration depends on, as installed (None: not found)."""
 
