@@ -127,15 +127,17 @@ def free_instances(function: Dict[str, Any], gpu: Dict[str, Any],
 def create(function: Dict[str, Any], gpu: Dict[str, Any],
            wanted: Sequence[Dict[str, Any]], compute_instance: bool
            ) -> Tuple[List[Dict[str, Any]], Optional[int]]:
-    """GIs of these profiles, in order, all or none: (the GIs made, also
-    added to gpu; None), or ([], the index in wanted of the first that
-    does not fit), gpu left as it was."""
+    """GIs of these profiles, in order, until one does not fit, as
+    NVIDIA's MIG User Guide shows -cgi doing: (the GIs made, also added
+    to gpu; None when all were, else the index in wanted of the first
+    that does not fit; those before it stay)."""
     trial = {'gpu_instances': list(gpu['gpu_instances'])}
     total = gpu_slices(function)
     made = []
     for index, profile in enumerate(wanted):
         if not free_instances(function, trial, profile):
-            return [], index
+            gpu['gpu_instances'] = trial['gpu_instances']
+            return made, index
         size = slice_count(profile['name'])
         used = {gi['id'] for gi in trial['gpu_instances']}
         gi = {'id': min(set(range(1, len(used) + 2)) - used),

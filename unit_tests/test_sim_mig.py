@@ -239,21 +239,29 @@ def test_gpu_instances_are_created_listed_and_destroyed(simulated):
         GPU: {'mode': 'enabled', 'gpu_instances': []}}
 
 
-def test_slices_that_do_not_fit_are_refused_and_nothing_is_created(
+def test_creating_stops_at_the_first_that_does_not_fit_keeping_the_rest(
         simulated):
+    """As NVIDIA's MIG User Guide shows -cgi failing part way."""
     simulation = simulated(gpu(mode='enabled'))
     code, said = run(simulation, 'nvidia-smi mig -cgi 9,19,9,19',
                      stdout_only=True)
-    assert (code, said.splitlines()) == (255, [
+    assert (code, said.splitlines()[-2:]) == (255, [
         'Unable to create a GPU instance on GPU  0 using profile 19: '
         'Insufficient Resources',
         'Failed to create GPU instances: Insufficient Resources'])
-    assert mig_state(simulation)['gpu_instances'] == []
-    # More than a profile's max does not fit either.
-    assert run(simulation, 'nvidia-smi mig -cgi 20,20')[0] == 255
-    assert run(simulation, 'nvidia-smi mig -cgi 9,19,9')[0] == 0
-    assert run(simulation, 'nvidia-smi mig -cgi 19')[0] == 255
+    assert said.splitlines()[:3] == [
+        'Successfully created GPU instance ID  {} on GPU  0 using profile '
+        'MIG {} (ID {:2d})'.format(number, profile, profile_id)
+        for number, profile, profile_id in ((1, '3g.40gb', 9),
+                                            (2, '1g.10gb', 19),
+                                            (3, '3g.40gb', 9))]
     assert len(mig_state(simulation)['gpu_instances']) == 3
+    # More than a profile's max does not fit either.
+    assert run(simulation, 'nvidia-smi mig -cgi 19')[0] == 255
+    assert run(simulation, 'nvidia-smi mig -dgi')[0] == 0
+    assert run(simulation, 'nvidia-smi mig -cgi 20,20')[0] == 255
+    assert [gi['profile'] for gi in mig_state(simulation)[
+        'gpu_instances']] == ['1g.10gb+me']
 
 
 def test_lgip_counts_follow_the_slices_left(simulated):

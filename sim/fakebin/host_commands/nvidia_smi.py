@@ -286,8 +286,9 @@ def list_instances(state, gpus):
 
 
 def create(state, gpus, tokens, compute):
-    """mig -cgi <profile IDs or names>[,...] [-C] on each GPU: all the
-    GIs, or none (sim/mig.py create)."""
+    """mig -cgi <profile IDs or names>[,...] [-C] on each GPU: the GIs
+    in order until one does not fit; those made before it stay
+    (sim/mig.py create)."""
     _, mig = _sim()
     trial = copy.deepcopy(state['host']['mig'])
     lines = []
@@ -301,13 +302,6 @@ def create(state, gpus, tokens, compute):
             wanted.append(profile)
         made, failed = mig.create(function, trial[function['address']],
                                   wanted, compute)
-        if failed is not None:
-            return _finish([
-                'Unable to create a GPU instance on GPU {:2d} using profile '
-                '{}: {}'.format(index, tokens.split(',')[failed].strip(),
-                                INSUFFICIENT),
-                'Failed to create GPU instances: ' + INSUFFICIENT], 255,
-                False)
         for gi in made:
             lines.append(
                 'Successfully created GPU instance ID {:2d} on GPU {:2d} '
@@ -319,6 +313,14 @@ def create(state, gpus, tokens, compute):
                     ' GPU instance ID {:2d} using profile MIG {} (ID {:2d})'
                     .format(index, gi['id'], gi['profile'],
                             FULL_CI_PROFILE.get(gi['size'], 0)))
+        if failed is not None:
+            state['host']['mig'] = trial
+            return _finish(lines + [
+                'Unable to create a GPU instance on GPU {:2d} using profile '
+                '{}: {}'.format(index, tokens.split(',')[failed].strip(),
+                                INSUFFICIENT),
+                'Failed to create GPU instances: ' + INSUFFICIENT], 255,
+                bool(made))
     state['host']['mig'] = trial
     return _finish(lines, 0, True)
 
