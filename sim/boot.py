@@ -97,16 +97,22 @@ def nouveau_blacklisted(host_root: str) -> bool:
 
 
 def boot_order(host_root: str, units: List[str]) -> List[str]:
-    """Units sorted so each comes after those its After= names."""
-    after = {}
+    """Units sorted as systemd orders them: each after those its After=
+    names, and before those its Before= names."""
+    after: Dict[str, List[str]] = {name: [] for name in units}
     for name in units:
         path = os.path.join(host_root, 'etc', 'systemd', 'system',
                             name + '.service')
         with open(path) as stream:
-            words = [word[:-len('.service')] for line in stream
-                     if line.startswith('After=')
-                     for word in line[len('After='):].split()]
-        after[name] = [word for word in words if word in units]
+            for line in stream:
+                key, _, value = line.strip().partition('=')
+                named = [word[:-len('.service')] for word in value.split()
+                         if word[:-len('.service')] in units]
+                if key == 'After':
+                    after[name] += named
+                elif key == 'Before':
+                    for other in named:
+                        after[other].append(name)
     ordered: List[str] = []
     while len(ordered) < len(units):
         ready = sorted(name for name in units if name not in ordered and

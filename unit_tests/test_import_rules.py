@@ -106,8 +106,8 @@ def test_the_rules_can_fail():
 def test_every_module_is_in_a_room():
     """A new module says which kind it is (or is one of the programs
     that bring them together)."""
-    programs = ('driver.restore', 'restore', 'state', 'memo',
-                'monitoring.facts_file', 'monitoring.nrpe',
+    programs = ('driver.restore', 'driver.mig_boot', 'restore', 'state',
+                'memo', 'monitoring.facts_file', 'monitoring.nrpe',
                 'monitoring.upkeep', 'monitoring.exporter',
                 'monitoring.cos_agent')
     assert [module for module, _ in MODULES

@@ -3,7 +3,7 @@ import hashlib
 import os
 import subprocess
 
-from sim import host, noise
+from sim import boot, host, noise
 
 V100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
         'class': '030200', 'subsystem_vendor': '10de',
@@ -267,3 +267,19 @@ def test_a_deb_can_ship_dkms_sources(tmp_path):
     assert './usr/src/nvidia-550.54.16/dkms.conf' in listing
     assert subprocess.run(['dpkg-deb', '-f', path, 'Depends'],
                           capture_output=True, text=True).stdout.strip() == ''
+
+
+def test_boot_units_start_in_systemds_order_after_and_before(tmp_path):
+    """A unit that says Before=X starts ahead of X, as one that says
+    After=Y starts after Y (the MIG units around the SR-IOV one)."""
+    units = tmp_path / 'etc' / 'systemd' / 'system'
+    units.mkdir(parents=True)
+    for name, lines in (('a-sriov', 'After=nvidia-vgpu-mgr.service'),
+                        ('b-mode', 'Before=a-sriov.service x.service'),
+                        ('c-instances', 'After=b-mode.service a-sriov.service'
+                         '\nBefore=d-restore.service'),
+                        ('d-restore', 'After=a-sriov.service')):
+        (units / (name + '.service')).write_text('[Unit]\n' + lines + '\n')
+    assert boot.boot_order(str(tmp_path), [
+        'd-restore', 'c-instances', 'a-sriov', 'b-mode']) == [
+        'b-mode', 'a-sriov', 'c-instances', 'd-restore']

@@ -14,6 +14,8 @@ INVENTORY = STATE_DIR + '/mdevs.json'
 MAPPINGS = STATE_DIR + '/mappings.json'
 # {"restore_mdevs": bool, "vf_vgpu_types": {VF address: type id}}
 SETTINGS = STATE_DIR + '/boot.json'
+# {GPU address: [GPU instance profiles, largest first]}: mig-layout here
+MIG = STATE_DIR + '/mig.json'
 
 
 def load_json(path: str) -> dict:

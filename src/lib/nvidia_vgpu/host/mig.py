@@ -1,16 +1,17 @@
 """MIG as the NVIDIA driver reports it, through nvidia-smi: each
 MIG-capable GPU's mode (current, and pending until a reset or a reboot),
-its GPU instance profiles and the GPU instances that exist.
+its GPU instance profiles and the GPU instances that exist; and the
+commands that set the mode and make GPU instances.
 
 The mode comes from nvidia-smi's CSV query, a stable interface. Profiles
 and instances have no CSV form: their tables (`nvidia-smi mig -lgip`,
 `-lgi`, as NVIDIA's MIG User Guide prints them) are read row by row, by
 the fields that start each row; anything else in them is ignored.
-Reading only.
 """
 import re
 import subprocess
-from typing import Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import (Callable, Dict, List, Optional, Sequence, Tuple,
+                    TypeVar)
 
 from nvidia_vgpu.model import GiProfile, GpuInstance, MigGpu
 
@@ -110,3 +111,37 @@ def read() -> Dict[str, MigGpu]:
                             profiles.get(index, ()),
                             instances.get(index, ()))
             for index, address, current, pending in modes}
+
+
+def bus_id(address: str) -> str:
+    """A PCI address as nvidia-smi's -i takes it: 00000000:41:00.0."""
+    domain, _, rest = address.partition(':')
+    return '{:0>8}:{}'.format(domain, rest)
+
+
+def _change(argv: Tuple[str, ...]) -> Tuple[int, str]:
+    """Exit status and output (both streams) of a command that changes
+    the GPU; 127 where nvidia-smi is missing."""
+    try:
+        done = subprocess.run(list(argv), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=TIMEOUT_S)
+    except FileNotFoundError:
+        return 127, '{}: not found'.format(argv[0])
+    except subprocess.TimeoutExpired:
+        return 124, '{} gave no answer within {} s'.format(argv[0],
+                                                           TIMEOUT_S)
+    return done.returncode, done.stdout.strip()
+
+
+def enable(address: str) -> Tuple[int, str]:
+    """Put a GPU in MIG mode (pending, where it is in use or needs a
+    reset: the answer says which)."""
+    return _change(('nvidia-smi', '-i', bus_id(address), '-mig', '1'))
+
+
+def create(address: str, profiles: Sequence[str]) -> Tuple[int, str]:
+    """Make GPU instances of these profiles, in this order; those before
+    one that does not fit stay (NVIDIA's MIG User Guide)."""
+    return _change(('nvidia-smi', 'mig', '-i', bus_id(address), '-cgi',
+                    ','.join(profiles)))

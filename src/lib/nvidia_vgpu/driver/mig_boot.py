@@ -1,0 +1,102 @@
+"""MIG at every boot: GPU instances never survive a reboot, and Hopper
+and later GPUs come back out of MIG mode, so two oneshot units put back
+what mig-layout asks for, in the order NVIDIA's and the operators' tools
+agree on: MIG mode, then the VFs (sriov-manage -e, which destroys every
+GPU instance), then the GPU instances, then the vGPUs on them (the
+restore unit) and nova-compute:
+
+    python3 -m nvidia_vgpu.driver.mig_boot mode        # before the VFs
+    python3 -m nvidia_vgpu.driver.mig_boot instances   # after them
+
+They read only the charm's record of this host's layout (standard library
+and the host's python3, as the restore unit) and make only what is
+missing: running one again changes nothing.
+"""
+import sys
+from typing import Dict, List, Mapping, Sequence
+
+from nvidia_vgpu.driver import restore, sriov
+from nvidia_vgpu.host import boot_records, mig
+
+MODE_UNIT = 'nvidia-vgpu-mig-mode.service'
+INSTANCES_UNIT = 'nvidia-vgpu-mig-instances.service'
+UNITS = (MODE_UNIT, INSTANCES_UNIT)
+
+_UNIT = (
+    '# Installed by the nova-compute-nvidia-vgpu charm; removed with it.\n'
+    '[Unit]\n'
+    'Description={description}\n'
+    'After={after}\n'
+    'Before={before}\n'
+    '\n'
+    '[Service]\n'
+    'Type=oneshot\n'
+    'RemainAfterExit=yes\n'
+    'Environment=PYTHONPATH={lib}\n'
+    'ExecStart=/usr/bin/python3 -m nvidia_vgpu.driver.mig_boot {phase}\n'
+    '\n'
+    '[Install]\n'
+    'WantedBy=multi-user.target\n')
+
+
+def unit_texts(lib_dir: str) -> Dict[str, str]:
+    """Both units (lib_dir: the charm's lib/), by name."""
+    return {
+        MODE_UNIT: _UNIT.format(
+            description='Put NVIDIA GPUs in MIG mode as mig-layout asks',
+            after='nvidia-vgpu-mgr.service',
+            before='{} nova-compute.service'.format(sriov.BOOT_UNIT),
+            lib=lib_dir, phase='mode'),
+        INSTANCES_UNIT: _UNIT.format(
+            description='Make the GPU instances mig-layout asks for',
+            after='{} {}'.format(MODE_UNIT, sriov.BOOT_UNIT),
+            before='{} nova-compute.service libvirtd.service'.format(
+                restore.UNIT),
+            lib=lib_dir, phase='instances')}
+
+
+def missing(wanted: Sequence[str], existing: Sequence[str]) -> List[str]:
+    """The GPU instances still to make (wanted in order, less those that
+    exist); none where some exist that the layout does not have: those
+    are the charm's to change, once no guest uses them."""
+    left = list(wanted)
+    for profile in existing:
+        if profile not in left:
+            return []
+        left.remove(profile)
+    return left
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run a phase for every GPU in the record; 1 if any GPU failed (it
+    is logged, and the others still go on)."""
+    phase = argv[1] if len(argv) == 2 else ''
+    if phase not in ('mode', 'instances'):
+        print('usage: python3 -m nvidia_vgpu.driver.mig_boot mode|instances',
+              file=sys.stderr)
+        return 2
+    layout: Mapping[str, List[str]] = boot_records.load_json(
+        boot_records.MIG)
+    failed = False
+    state = mig.read() if phase == 'instances' else {}
+    for address, wanted in sorted(layout.items()):
+        if phase == 'mode':
+            code, said = mig.enable(address)
+        else:
+            gpu = state.get(address)
+            if gpu is None or gpu.mode.lower() != 'enabled':
+                print('GPU {} is not in MIG mode: no GPU instances '
+                      'made'.format(address), file=sys.stderr)
+                failed = True
+                continue
+            todo = missing(wanted, [gi.profile for gi in gpu.instances])
+            if not todo:
+                continue
+            code, said = mig.create(address, todo)
+        print(said, file=sys.stderr if code else sys.stdout)
+        failed = failed or code != 0
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
