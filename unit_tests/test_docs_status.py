@@ -52,12 +52,13 @@ def _tree(path: str) -> ast.Module:
 
 
 # Module names as the code imports them, where their room is not in it.
-ROOMS = ('', 'host', 'nova', 'driver', 'health', 'monitoring')
+ROOMS = ('', 'host', 'nova', 'driver', 'health', 'monitoring', 'mig')
 
 
-def _module_path(name: str) -> str:
-    """nvidia_vgpu's module of this name, whichever room holds it."""
-    for room in ROOMS:
+def _module_path(name: str, room_first: str = '') -> str:
+    """nvidia_vgpu's module of this name, whichever room holds it (this
+    room first, where two have one of that name)."""
+    for room in (room_first,) * bool(room_first) + ROOMS:
         path = os.path.join(LIB, 'nvidia_vgpu', room, name + '.py')
         if os.path.exists(path):
             return path
@@ -211,6 +212,13 @@ def _messages_from(node: ast.AST, path: str,
                 for pattern in _error_messages(module, name)]
     if isinstance(node, ast.Name) and node.id == 'port_problem':
         return _returned(_module_path('cos_agent'), 'port_problem')
+    if isinstance(node, ast.Name) and node.id == 'layout_problem':
+        return _error_messages('layout', 'LayoutError')
+    if isinstance(node, ast.Name) and node.id == 'mig_problem':
+        return _returned(_module_path('plan', 'mig'), 'blocked_message')
+    if isinstance(node, ast.Name) and node.id == 'mig_waits':
+        # (after any other waiting message and '; ')
+        return _returned(_module_path('plan', 'mig'), 'held_message')
     if isinstance(node, ast.Name) and node.id in ('problem',
                                                   'software_problem',
                                                   'failure', 'refused'):

@@ -86,3 +86,19 @@ def test_a_profile_the_gpu_lacks_is_named_with_what_it_has():
 def test_more_instances_than_the_gpu_holds_are_refused():
     assert layout.fit('0000:41:00.0', {'1g.20gb': 5}, H100) == (
         'GPU 0000:41:00.0 holds at most 4 GPU instances of 1g.20gb, not 5')
+
+
+@pytest.mark.parametrize('name,profile', [
+    ('NVIDIA H100XM-1-10C', '1g.10gb'),
+    ('GRID A100D-3-40C', '3g.40gb'),
+    ('NVIDIA A100-1-5CME', '1g.5gb+me'),
+    ('NVIDIA H200-7-141C', '7g.141gb'),
+    ('NVIDIA DC-1-24QGFX', '1g.24gb+gfx'),
+    ('NVIDIA 6000D-2-84Q', '2g.84gb'),
+    ('NVIDIA H100XM-4C', None),        # time-sliced
+    ('GRID V100-8Q', None),
+    ('', None),
+])
+def test_a_mig_backed_types_name_gives_its_gpu_instance_profile(name,
+                                                                profile):
+    assert layout.gi_profile_of(name) == profile

@@ -116,5 +116,48 @@ def test_a_gpu_left_out_of_the_layout_goes_back_once_unused():
 def test_what_cannot_apply_is_explained_and_nothing_changes(layout, mig,
                                                             message):
     found = plan.plan(layout, GPUS, mig, {})
-    assert found.refused == (message,)
+    assert found.refused == {list(layout)[0]: message}
     assert (found.enable, found.create, found.destroy) == ((), {}, {})
+
+
+def test_the_boot_record_keeps_what_guests_use_until_the_change_applies():
+    previous = {H100: ['7g.80gb'], A40: ['1g.10gb']}
+    held = plan.plan(LAYOUT, GPUS, {H100: h100(instances=[(0, '7g.80gb')]),
+                                    H100_B: h100(H100_B)},
+                     {H100: ['instance-1']})
+    # The held GPU keeps its instances at the next boot; the refused one
+    # (not MIG-capable, named by address before) keeps its record too.
+    held = held._replace(refused={A40: 'GPU 0000:84:00.0 is not ...'})
+    assert plan.boot_record(held, previous) == {
+        A40: ['1g.10gb'], H100: ['7g.80gb'], H100_B: list(WANTED)}
+    applied = plan.plan(LAYOUT, GPUS, {H100: h100(), H100_B: h100(H100_B)},
+                        {})
+    assert plan.boot_record(applied, previous) == {
+        H100: list(WANTED), H100_B: list(WANTED)}
+
+
+def test_guests_are_counted_on_the_gpu_whose_vf_holds_their_vgpu():
+    vf = '0000:41:00.4'
+    host = model.HostSnapshot(
+        (), (model.HostGpu(H100, True, (vf,)),), '550.54.16', None,
+        mdevs=(model.Mdev('u1', vf, 'nvidia-1130'),),
+        mdev_users={'u1': ['instance-1'], 'gone': ['instance-2']},
+        recorded_mdevs={'gone': (vf, 'nvidia-1130')},
+        pci_users={'0000:c1:00.4': ['instance-3']})
+    assert plan.users_by_gpu(host) == {H100: ['instance-1', 'instance-2']}
+
+
+def test_the_status_lines_name_the_gpus_and_guests():
+    assert plan.held_message({H100: ('instance-1',)}).startswith(
+        'Change of mig-layout waits for guests using vGPUs: 0000:41:00.0 '
+        'for instance-1; it applies once they are gone (migrate, resize')
+    assert plan.blocked_message(model.MigPlan(reset_pending=(H100,))) == (
+        'Reboot required: MIG mode of 0000:41:00.0 applies at the next '
+        'boot (A100 and A30 switch only at a GPU reset or reboot)')
+    assert plan.blocked_message(model.MigPlan(
+        refused={A40: 'GPU 0000:84:00.0 is not MIG-capable', L40S: 'x'},
+        reset_pending=(H100,))) == (
+        'Invalid mig-layout: GPU 0000:84:00.0 is not MIG-capable (and 1 '
+        'more GPUs)')
+    assert plan.held_message({}) is None
+    assert plan.blocked_message(model.MigPlan()) is None

@@ -41,10 +41,11 @@ def install_once_guests_are_gone():
 
 @reactive.when('nova-vgpu.connected')
 def publish_nova_config():
-    """Hand nova-compute this host's vGPU settings (only what changed),
-    in update-status too: a change that waited for guests applies there
-    once they are gone."""
+    """Cut MIG GPUs as mig-layout asks, then hand nova-compute this host's
+    vGPU settings (only what changed), in update-status too: a change
+    that waited for guests applies there once they are gone."""
     with charm.provide_charm_instance() as instance:
+        instance.ensure_mig()
         instance.publish_nova_config(
             reactive.endpoint_from_flag('nova-vgpu.connected'),
             periodic=reactive.is_flag_set('is-update-status-hook'))
@@ -108,3 +109,14 @@ def update_monitoring():
             reactive.endpoint_from_flag('nrpe-external-master.available'),
             reactive.is_flag_set('cos-agent.available'))
     reactive.toggle_flag('nova-compute-nvidia-vgpu.monitored', monitored)
+
+
+@reactive.when('charm.installed')
+@reactive.when_not('nova-compute-nvidia-vgpu.stopping', 'nova-vgpu.connected')
+def ensure_mig():
+    """Cut MIG GPUs as mig-layout asks, at every hook (with nova-vgpu,
+    publish_nova_config does, first): a change that waited for guests
+    applies at the first hook after they are gone."""
+    with charm.provide_charm_instance() as instance:
+        instance.ensure_mig()
+        instance.assess_status()

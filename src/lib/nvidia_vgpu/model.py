@@ -173,7 +173,7 @@ class MigPlan(NamedTuple):
     create: Mapping[str, Tuple[str, ...]] = {}   # GPU -> GIs to make
     reset_pending: Tuple[str, ...] = ()  # mode set, applies at a reboot
     held: Mapping[str, Tuple[str, ...]] = {}     # GPU -> guests it waits for
-    refused: Tuple[str, ...] = ()      # why a GPU's layout cannot apply
+    refused: Mapping[str, str] = {}    # GPU -> why its layout cannot apply
 
 
 class Versions(NamedTuple):
@@ -352,6 +352,9 @@ class HostSnapshot(NamedTuple):
     # the vendor-specific VFIO driver (None: not read, or not installed)
     libvirt_version: Optional[str] = None
     qemu_version: Optional[str] = None
+    # MIG-capable GPUs as the driver reports them, where MIG was asked
+    # about (a layout to apply or undo) and the driver runs; else None.
+    mig: Optional[Mapping[str, MigGpu]] = None
 
 
 class SriovWork(NamedTuple):

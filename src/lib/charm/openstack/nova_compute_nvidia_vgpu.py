@@ -19,14 +19,15 @@ import charmhelpers.core.hookenv as hookenv
 import charms.reactive as reactive
 import charms_openstack.charm
 
-from charm.openstack import guests_first
+from charm.openstack import mig_charm
 from nvidia_vgpu import juju_commands, memo, model, state, status
 from nvidia_vgpu.driver import (
-    module_build, restore, software, sriov)
+    mig_boot, module_build, restore, software, sriov)
 from nvidia_vgpu.health import verdict
 from nvidia_vgpu.host import (
     boot_records, dpkg, kernel, nvidia_smi, resources,
     snapshot, survey, systemd)
+from nvidia_vgpu.mig import plan as mig_plan
 from nvidia_vgpu.monitoring import cos_agent, upkeep
 from nvidia_vgpu.nova import (
     guest_safety, mappings, nova_config, plan, releases, resource_classes)
@@ -110,7 +111,7 @@ def _module_build_host() -> model.BuildHost:
             module_build.MOKUTIL_PACKAGE) is not None)
 
 
-class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
+class NovaComputeNvidiaVgpuCharm(mig_charm.MigCharm):
     """Queens and later: the base of every release family."""
 
     release = 'queens'
@@ -133,20 +134,24 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
         """The host as this hook found it (one lspci per hook)."""
         return snapshot.read(installed_nova_version(),
                              names=self._names_needed(),
-                             installed=installed_version)
+                             installed=installed_version,
+                             mig=self._mig_asked())
 
     def _names_needed(self) -> bool:
+        """The driver's names of the types: for profile names, classes
+        per profile, and MIG-backed types (their GPU instance profile)."""
         return plan.needs_type_names(
             self.config.get(mappings.OPTION),
-            self.config.get(resource_classes.OPTION))
+            self.config.get(resource_classes.OPTION)) or self._mig_asked()
 
     def host_changed(self) -> None:
         """The charm changed the host (VFs): read it again, lspci's
         answer aside, and plan again."""
         self.__dict__['host'] = snapshot.read(
             installed_nova_version(), self.host.functions,
-            self._names_needed(), installed_version)
+            self._names_needed(), installed_version, self._mig_asked())
         self.__dict__.pop('nova_plan', None)
+        self.__dict__.pop('mig_work', None)
 
     def records_changed(self) -> None:
         """The charm rewrote its boot records: what the host says of them
@@ -367,8 +372,8 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
     def remove_boot_units(self) -> None:
         """The charm is going: take its boot-time units with it (and the
         metrics exporter, were it still there)."""
-        systemd.remove_unit(sriov.BOOT_UNIT)
-        systemd.remove_unit(restore.UNIT)
+        for unit in (sriov.BOOT_UNIT, restore.UNIT) + mig_boot.UNITS:
+            systemd.remove_unit(unit)
         cos_agent.remove_exporter()
 
     # Before Dalmatian Nova does not reliably recreate vGPUs at boot.
@@ -484,6 +489,14 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
         Runs after charms.openstack's paused check and before its service
         check; waiting states come after both (last check).
         """
+        layout_problem = self.mig_layout_problem
+        if layout_problem:
+            return 'blocked', layout_problem
+        # Before the mappings: a MIG-backed type is not offered until the
+        # GPU's MIG mode and instances are there.
+        mig_problem = mig_plan.blocked_message(self.mig_work)
+        if mig_problem:
+            return 'blocked', mig_problem
         problem = self.nova_plan.problem
         if problem and problem[0] == 'blocked':
             return problem
@@ -522,10 +535,16 @@ class NovaComputeNvidiaVgpuCharm(guests_first.GuestsFirstCharm):
                 RELATION, juju_commands.relate_command(
                     os.environ.get('JUJU_VERSION'), *RELATION_ENDPOINTS))
         endpoint = reactive.endpoint_from_flag(RELATION + '.connected')
-        return status.waiting_or_ready(
+        found = status.waiting_or_ready(
             self.host, self.nova_plan, state.waiting_software(),
             guest_safety.guest_names(plan.vgpus_running(self.host)),
             endpoint is None or endpoint.has_published(self.nova_settings()))
+        mig_waits = mig_plan.held_message(self.mig_work.held)
+        if not mig_waits:
+            return found
+        if found[0] == 'waiting':   # several wait: joined, as Nova's are
+            mig_waits = found[1] + '; ' + mig_waits
+        return 'waiting', mig_waits
 
     # ----------------------------------------------------------- health
 

@@ -15,6 +15,7 @@ missing: running one again changes nothing.
 import sys
 from typing import Dict, List, Mapping, Sequence
 
+from nvidia_vgpu import model
 from nvidia_vgpu.driver import restore, sriov
 from nvidia_vgpu.host import boot_records, mig
 
@@ -65,6 +66,24 @@ def missing(wanted: Sequence[str], existing: Sequence[str]) -> List[str]:
             return []
         left.remove(profile)
     return left
+
+
+def apply(work: model.MigPlan) -> List[str]:
+    """Do what the plan says now, in the order the GPU needs: remove
+    instances before the mode goes or new ones are made. What nvidia-smi
+    said of each step that failed (the plan of the next hook retries)."""
+    failed = []
+    steps = ([(mig.destroy, gpu, ids) for gpu, ids in
+              sorted(work.destroy.items())] +
+             [(mig.disable, gpu, None) for gpu in work.disable] +
+             [(mig.enable, gpu, None) for gpu in work.enable] +
+             [(mig.create, gpu, profiles) for gpu, profiles in
+              sorted(work.create.items())])
+    for step, gpu, argument in steps:
+        code, said = step(gpu) if argument is None else step(gpu, argument)
+        if code:
+            failed.append('{} (exit {})'.format(said, code))
+    return failed
 
 
 def main(argv: Sequence[str]) -> int:

@@ -145,3 +145,14 @@ def create(address: str, profiles: Sequence[str]) -> Tuple[int, str]:
     one that does not fit stay (NVIDIA's MIG User Guide)."""
     return _change(('nvidia-smi', 'mig', '-i', bus_id(address), '-cgi',
                     ','.join(profiles)))
+
+
+def destroy(address: str, ids: Sequence[int]) -> Tuple[int, str]:
+    """Remove these GPU instances (refused while a vGPU has one)."""
+    return _change(('nvidia-smi', 'mig', '-i', bus_id(address), '-dgi',
+                    '-gi', ','.join(str(number) for number in ids)))
+
+
+def disable(address: str) -> Tuple[int, str]:
+    """Take a GPU out of MIG mode."""
+    return _change(('nvidia-smi', '-i', bus_id(address), '-mig', '0'))

@@ -18,20 +18,23 @@ from typing import Callable, Dict, Iterator, Mapping, Optional, Tuple
 from nvidia_vgpu import model
 from nvidia_vgpu.host import (
     boot_records, dpkg, inventory, kernel, libvirt, survey, sysfs)
+from nvidia_vgpu.host import mig as mig_state
 
 
 def read(nova_version: Optional[str],
          functions: Optional[Tuple[model.PciFunction, ...]] = None,
          names: bool = False,
-         installed: Callable[[str], Optional[str]] = dpkg.installed_version
-         ) -> model.HostSnapshot:
+         installed: Callable[[str], Optional[str]] = dpkg.installed_version,
+         mig: bool = False) -> model.HostSnapshot:
     """The host as it is now; nova_version is what the hook's release
     selection read from dpkg already, functions what lspci said earlier
     in the hook (GPUs do not come or go during one); names: read the
     driver's name of each mdev type (else ''); installed: how a package's
     version is asked (libvirt's and QEMU's, only where a GPU runs the
     vendor-specific VFIO driver: Nova's minimums for live-migrating its
-    VFs)."""
+    VFs); mig: ask nvidia-smi about MIG (where a layout is to be applied
+    or undone, the driver runs and a GPU has SR-IOV: MIG-capable GPUs
+    all do)."""
     if functions is None:
         functions = tuple(inventory.nvidia_gpus())
     gpus = tuple(host_gpu(function) for function in functions)
@@ -54,7 +57,9 @@ def read(nova_version: Optional[str],
                        if gpu.vendor_vfio for vf in gpu.virtual_functions},
         recorded_mdevs=boot_records.recorded_inventory(),
         recorded_vf_types=boot_records.recorded_vf_types(),
-        libvirt_version=libvirt_version, qemu_version=qemu_version)
+        libvirt_version=libvirt_version, qemu_version=qemu_version,
+        mig=mig_state.read() if mig and driver is not None and any(
+            gpu.sriov for gpu in gpus) else None)
 
 
 def with_records(snapshot: model.HostSnapshot) -> model.HostSnapshot:

@@ -40,6 +40,28 @@ class LayoutError(ValueError):
         super().__init__('Invalid {}: {}'.format(OPTION, problem))
 
 
+# A MIG-backed vGPU type's name (vgpu-device-manager's rule, from NVIDIA's
+# naming): <board>-<slices>-<GB><series>[ME|NOME|MEALL|GFX] -> the GPU
+# instance profile it needs, <slices>g.<GB>gb with +me, -me, +me.all or
+# +gfx.
+MIG_BACKED_NAME = re.compile(
+    r'(?:[A-Z0-9-]*?)-(?P<slices>[1-7])-(?P<gb>[1-9][0-9]{0,3})[ABCQ]'
+    r'(?P<attribute>ME|NOME|MEALL|GFX)?', re.ASCII)
+ATTRIBUTES = {None: '', 'ME': '+me', 'NOME': '-me', 'MEALL': '+me.all',
+              'GFX': '+gfx'}
+
+
+def gi_profile_of(type_name: str) -> Optional[str]:
+    """The GPU instance profile a MIG-backed vGPU type needs, from the
+    driver's name of it ("NVIDIA H100XM-1-10C": 1g.10gb); None for a
+    time-sliced type."""
+    match = MIG_BACKED_NAME.fullmatch((type_name or '').split(' ')[-1])
+    if not match:
+        return None
+    return '{}g.{}gb{}'.format(match.group('slices'), match.group('gb'),
+                               ATTRIBUTES[match.group('attribute')])
+
+
 def slices(profile: str) -> int:
     """Compute slices a GI of this profile takes."""
     return int(profile.split('g.', 1)[0])

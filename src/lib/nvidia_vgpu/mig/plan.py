@@ -15,6 +15,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nvidia_vgpu import model
 from nvidia_vgpu.mig import layout as mig_layout
+from nvidia_vgpu.nova import guest_safety
 
 ENABLED = 'enabled'
 
@@ -64,12 +65,12 @@ def plan(layout: mig_layout.Layout, gpus: Sequence[model.HostGpu],
     for address, instances in sorted(wanted.items()):
         gpu = by_address[address]
         if gpu.vendor_vfio:
-            work.refused.append(
+            work.refused[address] = (
                 'GPU {} runs NVIDIA\'s vendor-specific VFIO driver, whose '
                 'MIG-backed vGPUs this charm does not set up; mig-layout '
                 'leaves it as it is'.format(address))
         elif address not in mig:
-            work.refused.append(
+            work.refused[address] = (
                 'GPU {} is not MIG-capable; mig-layout leaves it as it '
                 'is'.format(address))
         else:
@@ -91,14 +92,14 @@ class _Work:
         self.create: Dict[str, Tuple[str, ...]] = {}
         self.reset_pending: List[str] = []
         self.held: Dict[str, Tuple[str, ...]] = {}
-        self.refused: List[str] = []
+        self.refused: Dict[str, str] = {}
 
     def gpu(self, gpu: model.MigGpu, instances: Mapping[str, int],
             guests: List[str]) -> None:
         problem = (mig_layout.fit(gpu.address, instances, gpu.profiles)
                    if gpu.profiles else None)
         if problem:
-            self.refused.append(problem)
+            self.refused[gpu.address] = problem
             return
         self.wanted[gpu.address] = ordered(instances)
         if gpu.mode.lower() != ENABLED:
@@ -142,4 +143,65 @@ class _Work:
         return model.MigPlan(
             self.wanted, tuple(self.enable), tuple(self.disable),
             self.destroy, self.create, tuple(self.reset_pending),
-            self.held, tuple(self.refused))
+            self.held, self.refused)
+
+
+def users_by_gpu(host: model.HostSnapshot) -> Dict[str, List[str]]:
+    """GPU -> the guests whose definitions use a vGPU on it (on one of
+    its VFs): running or not, every one loses it when the GPU's mode or
+    instances change."""
+    gpu_of = {vf: gpu.address for gpu in host.gpus
+              for vf in gpu.virtual_functions}
+    gpu_of.update((gpu.address, gpu.address) for gpu in host.gpus)
+    parents = {uuid: parent for uuid, (parent, _) in
+               host.recorded_mdevs.items()}
+    parents.update((mdev.uuid, mdev.parent) for mdev in host.mdevs)
+    users: Dict[str, List[str]] = {}
+    for uuid, guests in host.mdev_users.items():
+        gpu = gpu_of.get(parents.get(uuid, ''))
+        if gpu:
+            users.setdefault(gpu, []).extend(guests)
+    for address, guests in host.pci_users.items():
+        if address in gpu_of:
+            users.setdefault(gpu_of[address], []).extend(guests)
+    return {gpu: sorted(set(guests)) for gpu, guests in users.items()}
+
+
+def boot_record(work: model.MigPlan,
+                previous: Mapping[str, Sequence[str]]) -> Dict[str, List[str]]:
+    """What the boot units make at the next boot: the layout where it
+    applies; where a change waits for guests or a GPU's layout is refused,
+    what was made before (the guests' vGPUs live on those instances)."""
+    record = {gpu: list(instances) for gpu, instances in work.wanted.items()
+              if gpu not in work.held}
+    for gpu, instances in previous.items():
+        if gpu in work.held or gpu in work.refused:
+            record[gpu] = list(instances)
+    return dict(sorted(record.items()))
+
+
+def held_message(held: Mapping[str, Sequence[str]]) -> Optional[str]:
+    """The status line while MIG changes wait for guests; None if none."""
+    if not held:
+        return None
+    return ('Change of mig-layout waits for guests using vGPUs: {}; it '
+            'applies once they are gone ({})'.format('; '.join(
+                '{} for {}'.format(gpu, guest_safety.named(list(guests)))
+                for gpu, guests in sorted(held.items())),
+                guest_safety.RETYPE_FREES))
+
+
+def blocked_message(work: model.MigPlan) -> Optional[str]:
+    """The blocked status for what mig-layout cannot do here: a GPU's
+    layout that cannot apply (the first, and how many more), else a
+    mode that waits for a reboot; None if neither."""
+    if work.refused:
+        more = len(work.refused) - 1
+        return 'Invalid mig-layout: {}{}'.format(
+            sorted(work.refused.items())[0][1],
+            ' (and {} more GPUs)'.format(more) if more else '')
+    if work.reset_pending:
+        return ('Reboot required: MIG mode of {} applies at the next boot '
+                '(A100 and A30 switch only at a GPU reset or '
+                'reboot)'.format(', '.join(work.reset_pending)))
+    return None

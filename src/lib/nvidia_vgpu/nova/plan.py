@@ -11,6 +11,7 @@ them. No I/O, no Juju: tested with tables of snapshots.
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
 from nvidia_vgpu import model, vgpu_types
+from nvidia_vgpu.mig import layout as mig_layout
 from nvidia_vgpu.nova import (
     capacity, guest_safety, mappings, nova_config, profiles, releases,
     resource_classes, vfio_migration)
@@ -294,7 +295,31 @@ def _sriov_capacities(host: mappings.HostMappings,
             capacities[(address, vgpu_type)] = (
                 vgpu_types.max_instance(description)
                 if description is not None else None)
+            instances = _mig_instances(snapshot, address, vgpu_type)
+            if instances is not None:
+                capacities[(address, vgpu_type)] = instances
     return capacities
+
+
+def _mig_instances(snapshot: model.HostSnapshot, address: str,
+                   vgpu_type: str) -> Optional[int]:
+    """On a GPU in MIG mode, a MIG-backed type has one vGPU per GPU
+    instance of its profile (each VF offers it while one is free, so
+    Nova would count every VF): how many there are; None for any other
+    type or GPU, or where the driver's name of the type is not read."""
+    gpu = (snapshot.mig or {}).get(address)
+    if gpu is None or gpu.mode.lower() != 'enabled':
+        return None
+    vfs = next((host_gpu.virtual_functions for host_gpu in snapshot.gpus
+                if host_gpu.address == address), ())
+    names = [(snapshot.offered or {}).get(vf, {}).get(vgpu_type)
+             for vf in vfs]
+    profile = next((mig_layout.gi_profile_of(name) for name in names
+                    if name), None)
+    if profile is None:
+        return None
+    return sum(1 for instance in gpu.instances
+               if instance.profile == profile)
 
 
 def _occupied_devices(snapshot: model.HostSnapshot) -> Set[str]:

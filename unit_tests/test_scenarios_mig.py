@@ -1,0 +1,97 @@
+"""MIG layouts end to end (scenarios/mig/*.yaml): the simulated host does
+MIG as NVIDIA documents it (sim/mig.py); the charm cuts the GPUs at
+install and at every boot, Nova gets one VF per GPU instance of a
+MIG-backed type, and nothing changes under a guest."""
+import json
+
+from simulation import scenario, sections
+
+H100 = '0000:41:00.0'
+FOUR_VFS = '0000:41:00.4,0000:41:00.5,0000:41:00.6,0000:41:00.7'
+
+
+def statuses(output):
+    return [(step['step'], step['status']['workload'],
+             step['status']['message']) for step in output['steps']]
+
+
+def smi(step):
+    return [argv for argv in step['commands'] if argv[0] in (
+        'nvidia-smi', 'sriov-manage')]
+
+
+def test_an_h100_is_cut_at_every_boot_in_the_order_mig_needs():
+    output = scenario('mig/h100-layout-each-boot.yaml')
+    for index in (4, 7):     # the two reboots
+        reboot = output['steps'][index]
+        assert reboot['step'] == 'reboot'
+        order = [argv[:2] if argv[0] == 'sriov-manage' else argv[1:4]
+                 for argv in smi(reboot)
+                 if argv[0] == 'sriov-manage' or '-mig' in argv or
+                 '-cgi' in argv]
+        assert order == [['-i', '00000000:41:00.0', '-mig'],
+                         ['sriov-manage', '-e'],
+                         ['mig', '-i', '00000000:41:00.0']]
+    assert output['host']['mig'] == {H100: {
+        'mode': 'enabled', 'gpu_instances': ['1g.10gb'] * 4 + ['3g.40gb']}}
+    # One VF per 1g.10gb instance, not every VF of the GPU.
+    assert sections(output)['mdev_nvidia-1130'] == [
+        ['device_addresses', FOUR_VFS]]
+    listing = output['actions'][0]['results']['output'].splitlines()
+    assert listing[-1] == ('MIG on 0000:41:00.0: enabled; GPU instances: '
+                           '3g.40gb x1, 1g.10gb x4')
+
+
+def test_an_a100_whose_mode_needs_a_reboot_says_so_then_is_cut():
+    output = scenario('mig/a100-mode-needs-a-reboot.yaml')
+    found = statuses(output)
+    assert found[4] == ('reboot', 'blocked', (
+        'Reboot required: MIG mode of 0000:41:00.0 applies at the next boot '
+        '(A100 and A30 switch only at a GPU reset or reboot)'))
+    assert found[6][:2] == ('reboot', 'active')
+    assert output['host']['mig'][H100]['mode'] == 'enabled'
+    assert sections(output)['mdev_nvidia-1130'] == [
+        ['device_addresses', FOUR_VFS]]
+
+
+def test_a_layout_that_does_not_fit_changes_nothing_until_one_does():
+    output = scenario('mig/h100-layout-does-not-fit.yaml')
+    found = statuses(output)
+    assert found[0] == ('install', 'blocked', (
+        'Invalid mig-layout: GPU 0000:41:00.0 holds at most 4 GPU '
+        'instances of 1g.20gb, not 5'))
+    before = output['steps'][:5]
+    assert [argv for step in before for argv in smi(step)
+            if '-cgi' in argv or '-mig' in argv] == []
+    assert found[-1][:2] == ('update-status', 'active')
+    assert output['host']['mig'][H100]['gpu_instances'] == ['1g.20gb'] * 4
+    assert sections(output)['mdev_nvidia-1131'] == [
+        ['device_addresses', FOUR_VFS]]
+
+
+def test_a_layout_change_waits_for_the_guest_and_keeps_its_instances():
+    output = scenario('mig/h100-layout-change-waits-for-guest.yaml')
+    found = statuses(output)
+    waiting = [message for step, state, message in found
+               if state == 'waiting']
+    assert waiting and all(message.startswith(
+        'Change of mig-layout waits for guests using vGPUs: 0000:41:00.0 '
+        'for instance-00000071') for message in waiting)
+    steps = output['steps']
+    changed = [index for index, step in enumerate(steps)
+               if step['step'] == 'config'][0]
+    # Under the guest: no instance destroyed, and the reboot makes the
+    # old layout again for its vGPU.
+    assert [argv for step in steps[changed:-1] for argv in smi(step)
+            if '-dgi' in argv] == []
+    reboot = steps[changed + 1]
+    assert ['nvidia-smi', 'mig', '-i', '00000000:41:00.0', '-cgi',
+            '3g.40gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb'] in reboot['commands']
+    # Once it is gone: remade as the new layout asks.
+    last = steps[-1]
+    assert ['nvidia-smi', 'mig', '-i', '00000000:41:00.0', '-dgi', '-gi',
+            '1,2,3,4,5'] in last['commands']
+    assert output['host']['mig'][H100]['gpu_instances'] == ['7g.80gb']
+    assert json.loads(output['relations']['nova-vgpu:1'][
+        'subordinate_configuration'])['nova']['/etc/nova/nova.conf'][
+        'sections'] == {}
