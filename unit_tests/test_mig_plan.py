@@ -161,3 +161,13 @@ def test_the_status_lines_name_the_gpus_and_guests():
         'more GPUs)')
     assert plan.held_message({}) is None
     assert plan.blocked_message(model.MigPlan()) is None
+
+
+def test_instances_the_boot_record_has_and_the_gpu_lacks_are_drift():
+    record = {H100: list(WANTED), H100_B: ['7g.80gb'], A40: ['1g.10gb']}
+    mig = {H100: h100(instances=GIS[:2]),
+           H100_B: h100(H100_B, mode='Disabled', pending='Enabled')}
+    # A GPU not in MIG mode yet is the reboot's to say, not drift.
+    assert plan.instances_missing(record, mig) == {
+        H100: ['1g.10gb', '1g.10gb', '1g.10gb']}
+    assert plan.instances_missing(record, None) == {}

@@ -158,3 +158,13 @@ def test_descriptions_name_the_unit_without_characters_nagios_refuses():
     for check in document['checks']:
         assert check['description'].endswith(' prod:vgpu/7')
         assert not set(check['description']) & set('`~!$%^&*"|\'<>?,()=')
+
+
+def test_gpu_instances_missing_after_a_boot_are_critical_drift():
+    facts = v100_host(gis_missing={V100_A: ['1g.10gb', '1g.10gb']})
+    state, text = checks(facts)[report.DRIFT]
+    assert state == CRITICAL
+    assert text.startswith(
+        'GPU 0000:84:00.0 lacks 2 of the GPU instances of its mig-layout '
+        '(1g.10gb, 1g.10gb): they were not made after the last boot')
+    assert 'fix: read journalctl -b -u nvidia-vgpu-mig-instances' in text

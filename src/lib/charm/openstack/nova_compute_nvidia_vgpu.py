@@ -577,9 +577,11 @@ class NovaComputeNvidiaVgpuCharm(mig_charm.MigCharm):
             config_problem=nova_plan.problem[1] if nova_plan.problem and
             nova_plan.problem[0] == 'blocked' else None,
             services=survey.services(self.services) if detail else {},
-            boot_units=survey.boot_units(BOOT_UNITS)
+            boot_units=survey.boot_units(BOOT_UNITS + mig_boot.UNITS)
             if detail and self.gpus else {},
-            paused=os_utils.is_unit_paused_set())
+            paused=os_utils.is_unit_paused_set(),
+            gis_missing=mig_plan.instances_missing(
+                boot_records.load_json(boot_records.MIG), host.mig))
 
     def vgpu_health(self) -> Dict[str, object]:
         """The vgpu-health action's report (health.report), reading

@@ -12,7 +12,8 @@ acts:
 - a vGPU Manager service not running (unless the unit is paused), or a
   boot unit of the charm that failed;
 - drift: an SR-IOV GPU without its VFs although the driver runs (they
-  were not enabled after a boot), a device Nova was given that the host
+  were not enabled after a boot), a GPU in MIG mode without GPU
+  instances its mig-layout made, a device Nova was given that the host
   does not have, a type Nova was given that the device does not offer
   (or, on the vendor-specific VFIO driver, a VF without that type), a
   guest whose vGPU is missing (its libvirt definition names an mdev
@@ -52,6 +53,7 @@ VFS_MISSING = 'vfs-missing'
 NOVA_DEVICE_MISSING = 'nova-device-missing'
 NOVA_TYPE_MISSING = 'nova-type-missing'
 GUEST_VGPU_MISSING = 'guest-vgpu-missing'
+GIS_MISSING = 'gpu-instances-missing'
 PAUSED = 'paused'
 RETYPE_PENDING = 'retype-pending'
 SOFTWARE_WAITS = 'software-waits'
@@ -59,7 +61,7 @@ NOVA_NOT_GIVEN_YET = 'nova-not-given-yet'
 NOVA_TAKES_MORE = 'nova-takes-more'
 # What update-status shows: the drift no other status of the unit names.
 DRIFT = (VFS_MISSING, NOVA_DEVICE_MISSING, NOVA_TYPE_MISSING,
-         GUEST_VGPU_MISSING)
+         GUEST_VGPU_MISSING, GIS_MISSING)
 
 # Live migration of vGPU guests: Nova's documented minimums (Caracal).
 MIGRATION_MINIMUMS = (('nova', (29, 0, 0)), ('libvirt', (8, 6, 0)),
@@ -102,6 +104,9 @@ class HostFacts(NamedTuple):
     services: Mapping[str, str] = {}
     boot_units: Mapping[str, str] = {}
     paused: bool = False
+    # GPU in MIG mode -> GPU instances its layout has made (the boot
+    # record) that do not exist
+    gis_missing: Mapping[str, Sequence[str]] = {}
 
 
 class Finding(NamedTuple):
@@ -169,6 +174,12 @@ def drift(facts: HostFacts) -> List[Finding]:
             'Nova was given {} device{} this host does not have: {} ({})'
         ).format(len(devices), '' if len(devices) == 1 else 's',
                  _listed(sorted(devices)), vgpu_type)))
+    for gpu, profiles in sorted(facts.gis_missing.items()):
+        found.append(Finding(GIS_MISSING, True, (
+            'GPU {} lacks {} of the GPU instances of its mig-layout ({}): '
+            'they were not made after the last boot '
+            '(nvidia-vgpu-mig-instances)').format(
+                gpu, len(profiles), ', '.join(profiles))))
     found += _guests_without_vgpus(facts, gpu_of, by_gpu)
     return found
 

@@ -205,3 +205,22 @@ def blocked_message(work: model.MigPlan) -> Optional[str]:
                 '(A100 and A30 switch only at a GPU reset or '
                 'reboot)'.format(', '.join(work.reset_pending)))
     return None
+
+
+def instances_missing(record: Mapping[str, Sequence[str]],
+                      mig: Optional[Mapping[str, model.MigGpu]]
+                      ) -> Dict[str, List[str]]:
+    """GPU in MIG mode -> the GPU instances the boot record says it has
+    and the driver does not list (host drift after a boot)."""
+    missing = {}
+    for address, wanted in sorted(record.items()):
+        gpu = (mig or {}).get(address)
+        if gpu is None or gpu.mode.lower() != ENABLED:
+            continue
+        left = list(wanted)
+        for instance in gpu.instances:
+            if instance.profile in left:
+                left.remove(instance.profile)
+        if left:
+            missing[address] = left
+    return missing

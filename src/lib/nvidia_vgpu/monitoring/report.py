@@ -47,6 +47,9 @@ DRIFT_FIXES = {
     verdict.GUEST_VGPU_MISSING: (
         'reboot the host, or run sudo systemctl restart nova-compute '
         '(running guests are not touched)'),
+    verdict.GIS_MISSING: (
+        'read journalctl -b -u nvidia-vgpu-mig-instances, then run sudo '
+        'systemctl restart nvidia-vgpu-mig-instances or reboot the host'),
     verdict.NOVA_DEVICE_MISSING: (
         'fix the host, or set vgpu-device-mappings to what it has'),
     verdict.NOVA_TYPE_MISSING: (
