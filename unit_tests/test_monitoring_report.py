@@ -168,3 +168,13 @@ def test_gpu_instances_missing_after_a_boot_are_critical_drift():
         'GPU 0000:84:00.0 lacks 2 of the GPU instances of its mig-layout '
         '(1g.10gb, 1g.10gb): they were not made after the last boot')
     assert 'fix: read journalctl -b -u nvidia-vgpu-mig-instances' in text
+
+
+def test_a_mig_layout_change_waiting_for_guests_warns_naming_them():
+    facts = v100_host(mig_held={V100_A: ('instance-2a',)},
+                      mig_held_message='Change of mig-layout waits ...')
+    assert checks(facts)[report.WAITS] == (
+        WARNING, 'Change of mig-layout waits ...')
+    assert report.document(facts, 'u/0', HEALTH)['waits'] == [{
+        'code': verdict.MIG_LAYOUT_WAITS, 'guests': ['instance-2a'],
+        'message': 'Change of mig-layout waits ...'}]

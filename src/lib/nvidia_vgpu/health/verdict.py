@@ -57,6 +57,7 @@ GIS_MISSING = 'gpu-instances-missing'
 PAUSED = 'paused'
 RETYPE_PENDING = 'retype-pending'
 SOFTWARE_WAITS = 'software-waits'
+MIG_LAYOUT_WAITS = 'mig-layout-waits'
 NOVA_NOT_GIVEN_YET = 'nova-not-given-yet'
 NOVA_TAKES_MORE = 'nova-takes-more'
 # What update-status shows: the drift no other status of the unit names.
@@ -107,6 +108,9 @@ class HostFacts(NamedTuple):
     # GPU in MIG mode -> GPU instances its layout has made (the boot
     # record) that do not exist
     gis_missing: Mapping[str, Sequence[str]] = {}
+    # GPU -> guests a mig-layout change waits for, and the status line
+    mig_held: Mapping[str, Sequence[str]] = {}
+    mig_held_message: Optional[str] = None
 
 
 class Finding(NamedTuple):
@@ -268,6 +272,9 @@ def _notices(facts: HostFacts, drifted: List[Finding]) -> List[Finding]:
     if facts.held:
         found.append(Finding(RETYPE_PENDING, False, guest_safety.held_message(
             facts.held, facts.held_whole_host)))
+    if facts.mig_held_message:
+        found.append(Finding(MIG_LAYOUT_WAITS, False,
+                             facts.mig_held_message))
     if facts.waiting_software:
         package, version = facts.waiting_software
         found.append(Finding(SOFTWARE_WAITS, False,

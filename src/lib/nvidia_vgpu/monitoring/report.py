@@ -55,7 +55,8 @@ DRIFT_FIXES = {
     verdict.NOVA_TYPE_MISSING: (
         'fix the host, or set vgpu-device-mappings to what it has'),
 }
-WAIT_CODES = (verdict.RETYPE_PENDING, verdict.SOFTWARE_WAITS)
+WAIT_CODES = (verdict.RETYPE_PENDING, verdict.MIG_LAYOUT_WAITS,
+              verdict.SOFTWARE_WAITS)
 
 
 class Check(NamedTuple):
@@ -275,6 +276,9 @@ def waits(facts: verdict.HostFacts,
         if finding.code == verdict.RETYPE_PENDING:
             guests = sorted({guest for held in facts.held
                              for guest in held.guests})
+        elif finding.code == verdict.MIG_LAYOUT_WAITS:
+            guests = sorted({guest for held in facts.mig_held.values()
+                             for guest in held})
         else:
             guests = verdict.software_waits_guests(facts)
         result.append({'code': finding.code, 'guests': guests,
