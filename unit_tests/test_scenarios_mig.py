@@ -40,6 +40,10 @@ def test_an_h100_is_cut_at_every_boot_in_the_order_mig_needs():
     listing = output['actions'][0]['results']['output'].splitlines()
     assert listing[-1] == ('MIG on 0000:41:00.0: enabled; GPU instances: '
                            '3g.40gb x1, 1g.10gb x4')
+    # The unit went (stop): its MIG boot units with it.
+    assert output['steps'][-1]['step'] == 'stop'
+    assert [path for path in output['files']
+            if 'nvidia-vgpu-mig' in path] == []
 
 
 def test_an_a100_whose_mode_needs_a_reboot_says_so_then_is_cut():

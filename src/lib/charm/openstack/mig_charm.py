@@ -14,12 +14,16 @@ import os
 from typing import Optional
 
 import charmhelpers.core.hookenv as hookenv
+import charms.reactive as reactive
 
 from charm.openstack import guests_first
 from nvidia_vgpu import memo, model
 from nvidia_vgpu.driver import mig_boot
 from nvidia_vgpu.host import boot_records, systemd
 from nvidia_vgpu.mig import layout as mig_layout, plan as mig_plan
+
+# Set by the stop hook: its boot units are gone and must stay so.
+STOPPING = 'nova-compute-nvidia-vgpu.stopping'
 
 
 class MigCharm(guests_first.GuestsFirstCharm):
@@ -55,7 +59,8 @@ class MigCharm(guests_first.GuestsFirstCharm):
         """Cut the MIG GPUs as mig-layout asks, now where nothing uses
         them and at every boot (boot units and their record)."""
         if (not self.gpus or self.installed_software is None or
-                self.mig_layout_problem or not self._mig_asked()):
+                self.mig_layout_problem or not self._mig_asked() or
+                reactive.is_flag_set(STOPPING)):   # the unit is going
             return
         work = self.mig_work
         record = mig_plan.boot_record(
