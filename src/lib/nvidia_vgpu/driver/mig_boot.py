@@ -18,6 +18,7 @@ from typing import Dict, List, Mapping, Sequence
 from nvidia_vgpu import model
 from nvidia_vgpu.driver import restore, sriov
 from nvidia_vgpu.host import boot_records, mig
+from nvidia_vgpu.mig import instances
 
 MODE_UNIT = 'nvidia-vgpu-mig-mode.service'
 INSTANCES_UNIT = 'nvidia-vgpu-mig-instances.service'
@@ -60,12 +61,8 @@ def missing(wanted: Sequence[str], existing: Sequence[str]) -> List[str]:
     """The GPU instances still to make (wanted in order, less those that
     exist); none where some exist that the layout does not have: those
     are the charm's to change, once no guest uses them."""
-    left = list(wanted)
-    for profile in existing:
-        if profile not in left:
-            return []
-        left.remove(profile)
-    return left
+    left, extra = instances.compare(wanted, existing)
+    return [] if extra else left
 
 
 def apply(work: model.MigPlan) -> List[str]:

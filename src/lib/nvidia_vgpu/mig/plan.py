@@ -14,7 +14,7 @@ per GPU in; a MigPlan out.
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nvidia_vgpu import model
-from nvidia_vgpu.mig import layout as mig_layout
+from nvidia_vgpu.mig import instances as gpu_instances, layout as mig_layout
 from nvidia_vgpu.nova import guest_safety
 
 ENABLED = 'enabled'
@@ -110,22 +110,17 @@ class _Work:
             else:
                 self.enable.append(gpu.address)
             return
-        have = sorted(instance.profile for instance in gpu.instances)
-        extra = list(have)
-        for profile in self.wanted[gpu.address]:
-            if profile in extra:
-                extra.remove(profile)
+        missing, extra = gpu_instances.compare(
+            self.wanted[gpu.address],
+            [instance.profile for instance in gpu.instances])
         if extra and guests:
             self.held[gpu.address] = tuple(sorted(guests))
             return
-        missing = list(self.wanted[gpu.address])
         if extra:
             # Remake them all, largest first: the free slices then fit.
             self.destroy[gpu.address] = tuple(sorted(
                 instance.id for instance in gpu.instances))
-        else:
-            for profile in have:
-                missing.remove(profile)
+            missing = list(self.wanted[gpu.address])
         if missing:
             self.create[gpu.address] = tuple(missing)
 
@@ -217,10 +212,8 @@ def instances_missing(record: Mapping[str, Sequence[str]],
         gpu = (mig or {}).get(address)
         if gpu is None or gpu.mode.lower() != ENABLED:
             continue
-        left = list(wanted)
-        for instance in gpu.instances:
-            if instance.profile in left:
-                left.remove(instance.profile)
+        left, _ = gpu_instances.compare(
+            wanted, [instance.profile for instance in gpu.instances])
         if left:
             missing[address] = left
     return missing
