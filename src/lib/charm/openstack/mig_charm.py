@@ -11,7 +11,7 @@ The concrete charm class gives `host`, `gpus`, `installed_software` and
 `host_changed()`.
 """
 import os
-from typing import Optional
+from typing import Dict, List, Optional
 
 import charmhelpers.core.hookenv as hookenv
 import charms.reactive as reactive
@@ -31,10 +31,16 @@ class MigCharm(guests_first.GuestsFirstCharm):
 
     abstract_class = True
 
+    @memo.cached_property
+    def mig_record(self) -> Dict[str, List[str]]:
+        """The boot units' record of this host's GPU instances (what the
+        charm made), read once a hook."""
+        return boot_records.load_json(boot_records.MIG)
+
     def _mig_asked(self) -> bool:
         """A layout to apply, or one applied before to undo."""
         return bool((self.config.get(mig_layout.OPTION) or '').strip()
-                    or boot_records.load_json(boot_records.MIG))
+                    or self.mig_record)
 
     @memo.cached_property
     def mig_layout_problem(self) -> Optional[str]:
@@ -53,7 +59,7 @@ class MigCharm(guests_first.GuestsFirstCharm):
         return mig_plan.plan(
             mig_layout.parse(self.config.get(mig_layout.OPTION)),
             self.host.gpus, self.host.mig, mig_plan.users_by_gpu(self.host),
-            applied=sorted(boot_records.load_json(boot_records.MIG)))
+            applied=sorted(self.mig_record))
 
     def ensure_mig(self) -> None:
         """Cut the MIG GPUs as mig-layout asks, now where nothing uses
@@ -63,9 +69,9 @@ class MigCharm(guests_first.GuestsFirstCharm):
                 reactive.is_flag_set(STOPPING)):   # the unit is going
             return
         work = self.mig_work
-        record = mig_plan.boot_record(
-            work, boot_records.load_json(boot_records.MIG))
+        record = mig_plan.boot_record(work, self.mig_record)
         boot_records.save_json(boot_records.MIG, record)
+        self.__dict__['mig_record'] = record
         texts = mig_boot.unit_texts(os.path.join(hookenv.charm_dir(), 'lib'))
         for unit in mig_boot.UNITS:
             if record:

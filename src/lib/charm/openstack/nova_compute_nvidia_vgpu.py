@@ -581,7 +581,7 @@ class NovaComputeNvidiaVgpuCharm(mig_charm.MigCharm):
             if detail and self.gpus else {},
             paused=os_utils.is_unit_paused_set(),
             gis_missing=mig_plan.instances_missing(
-                boot_records.load_json(boot_records.MIG), host.mig),
+                self.mig_record, host.mig),
             mig_held=self.mig_work.held,
             mig_held_message=mig_plan.held_message(self.mig_work.held))
 
