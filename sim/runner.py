@@ -328,10 +328,16 @@ class Simulation:
             'SIM_STEP': str(self._step_index),
             'NVIDIA_VGPU_HOST_ROOT': self.host_root,
         }
-        if not self.profile:
-            # Profiled runs keep bytecode, as a real unit's charm
-            # directory does after its first hook.
+        if self.profile:
+            pass    # bytecode in the charm directory, as a real unit's
+        elif pythons.series_python(self.series) == '3.6':
+            # 3.6 has no bytecode prefix: it would write into the host.
             env['PYTHONDONTWRITEBYTECODE'] = '1'
+        else:
+            # Compiled once for all hooks and simulations (the series'
+            # venvs) or once per simulation (its charm directory), off
+            # the simulated host.
+            env['PYTHONPYCACHEPREFIX'] = pycache_dir()
         env.update(extra)
         return env
 
@@ -799,6 +805,14 @@ class Simulation:
 
     def cleanup(self) -> None:
         shutil.rmtree(self.work, ignore_errors=True)
+        # The bytecode of this sandbox's charm directory goes with it.
+        shutil.rmtree(os.path.join(pycache_dir(), self.work.lstrip(os.sep)),
+                      ignore_errors=True)
+
+
+def pycache_dir() -> str:
+    """Where hooks of the series from 3.8 on keep their bytecode."""
+    return os.path.join(pythons.envs_dir(), 'pycache')
 
 
 def _lines(path: str) -> int:
