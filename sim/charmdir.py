@@ -104,8 +104,11 @@ def assemble_from_source(repo_root: str, charm_dir: str) -> None:
             # interface.yaml gives (cos_agent), which charms.reactive
             # imports for the relations of that interface.
             installed = _load(os.path.join(layer_dir, 'interface.yaml'))
+            # Without bytecode, as the layer (charm build leaves it out):
+            # another process may be writing some there meanwhile.
             shutil.copytree(layer_dir, os.path.join(
-                charm_dir, 'hooks', 'relations', installed['name']))
+                charm_dir, 'hooks', 'relations', installed['name']),
+                ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
         else:
             _emulate_interface(charm_dir, name)
     # layer:openstack's own include.
