@@ -89,6 +89,10 @@ A100_TYPES = {'nvidia-692': ('GRID A100D-4C', 20),
 A100_MIG = {'nvidia-692': ('GRID A100D-4C', 20),
             'nvidia-699': ('GRID A100D-1-10C', 7),
             'nvidia-700': ('GRID A100D-2-20C', 3)}
+# An H100 in MIG mode: every VF lists its MIG-backed types (time-sliced
+# ones are not offered while the mode is on).
+H100_MIG = {'nvidia-1130': ('NVIDIA H100XM-1-10C', 7),
+            'nvidia-1133': ('NVIDIA H100XM-3-40C', 2)}
 A40_TYPES = {'nvidia-557': ('NVIDIA A40-2Q', 24),
              'nvidia-565': ('NVIDIA A40-24Q', 2),
              'nvidia-566': ('NVIDIA A40-48Q', 1)}
@@ -142,6 +146,21 @@ def a100(address: str = '0000:41:00.0', types=None,
          vfs_enabled: bool = True) -> Board:
     return sriov(function(address, '20b5', '1533', 'GA100 [A100 PCIe 80GB]'),
                  16, A100_TYPES if types is None else types, vfs_enabled)
+
+
+def h100(address: str = '0000:41:00.0', types=None) -> Board:
+    return sriov(function(address, '2331', '1626', 'GH100 [H100 PCIe]'), 16,
+                 H100_MIG if types is None else types)
+
+
+def in_mig_mode(snapshot: model.HostSnapshot, *profiles: str,
+                address: str = '0000:41:00.0') -> model.HostSnapshot:
+    """The GPU at address in MIG mode, with GPU instances of these
+    profiles (as nvidia-smi mig -lgi lists them)."""
+    instances = tuple(model.GpuInstance(number, 0, profile, '0:1')
+                      for number, profile in enumerate(profiles, 1))
+    gpu = model.MigGpu(address, 0, 'Enabled', 'Enabled', (), instances)
+    return snapshot._replace(mig=dict(snapshot.mig or {}, **{address: gpu}))
 
 
 def a40(address: str, types=None) -> Board:
@@ -226,6 +245,7 @@ V100S = host(v100('0000:84:00.0'), v100('0000:85:00.0'))
 A100_VFS = vf_addresses('0000:41:00.0', 16)
 A40_51 = vf_addresses('0000:51:00.0', 32)
 A40_52 = vf_addresses('0000:52:00.0', 32)
+H100_VFS = vf_addresses('0000:41:00.0', 16)
 L40S_VFS = vf_addresses('0000:41:00.0', 8)
 A40S = host(a40('0000:51:00.0'), a40('0000:52:00.0'), nova=CARACAL)
 GUEST_A = 'instance-0000002a'

@@ -65,13 +65,61 @@ def test_the_choice_does_not_depend_on_the_order_given():
     assert one == other
 
 
-def test_occupied_devices_are_vgpus_now_and_guests_vgpus_to_come_back():
-    existing = [('aaaa', A40_1[0])]          # any mdev, used or not
-    recorded = {'bbbb': (A40_1[9], 'nvidia-557'),
+def test_occupants_are_vgpus_now_and_guests_vgpus_to_come_back():
+    existing = [('aaaa', A40_1[0], 'nvidia-557')]   # any mdev, used or not
+    recorded = {'bbbb': (A40_1[9], 'nvidia-558'),
                 'cccc': (A40_1[7], 'nvidia-557')}
     # bbbb: a guest's vGPU gone at a reboot; cccc: no guest uses it.
-    assert capacity.occupied_devices(existing, ['aaaa', 'bbbb'],
-                                     recorded) == {A40_1[0], A40_1[9]}
+    assert capacity.occupants(existing, ['aaaa', 'bbbb'], recorded) == {
+        A40_1[0]: 'nvidia-557', A40_1[9]: 'nvidia-558'}
+
+
+# An H100 in MIG mode cut into four 1g.10gb and one 3g.40gb GPU instance:
+# nvidia-1130 (H100XM-1-10C) has 4 vGPUs, nvidia-1133 (H100XM-3-40C) 1.
+H100 = '0000:41:00.0'
+H100_VFS = vfs('0000:41', 16)
+H100_GPUS = [HostGpu(H100, True, tuple(H100_VFS))]
+MIG_CAPACITIES = {(H100, 'nvidia-1130'): 4, (H100, 'nvidia-1133'): 1}
+BOTH = {'nvidia-1130': H100_VFS, 'nvidia-1133': H100_VFS}
+
+
+def shared(wanted, occupied=None, capacities=None, mig_gpus=(H100,)):
+    return capacity.share_mig_gpus(
+        wanted, H100_GPUS, MIG_CAPACITIES if capacities is None
+        else capacities, occupied or {}, mig_gpus)
+
+
+def test_each_mig_backed_type_gets_as_many_vfs_as_instances_none_twice():
+    assert shared(BOTH) == {'nvidia-1130': H100_VFS[:4],
+                            'nvidia-1133': H100_VFS[4:5]}
+
+
+def test_a_vf_hosting_a_vgpu_stays_with_its_type_and_no_other():
+    occupied = {H100_VFS[0]: 'nvidia-1133', H100_VFS[9]: 'nvidia-1130'}
+    assert shared(BOTH, occupied) == {
+        'nvidia-1130': H100_VFS[1:4] + [H100_VFS[9]],
+        'nvidia-1133': [H100_VFS[0]]}
+
+
+def test_a_vf_hosting_an_unmapped_type_is_given_to_none():
+    assert shared(BOTH, {H100_VFS[0]: 'nvidia-1131'}) == {
+        'nvidia-1130': H100_VFS[1:5], 'nvidia-1133': H100_VFS[5:6]}
+
+
+def test_a_type_whose_instances_are_unknown_gets_no_vf_beside_others():
+    assert shared(BOTH, capacities={(H100, 'nvidia-1130'): 4}) == {
+        'nvidia-1130': H100_VFS[:4], 'nvidia-1133': []}
+
+
+def test_one_type_or_a_gpu_not_in_mig_mode_is_left_as_it_is():
+    one = {'nvidia-1130': H100_VFS}
+    assert shared(one) == one
+    assert shared(BOTH, mig_gpus=()) == BOTH
+
+
+def test_the_share_does_not_depend_on_the_order_given():
+    assert shared({'nvidia-1133': list(reversed(H100_VFS)),
+                   'nvidia-1130': H100_VFS}) == shared(BOTH)
 
 
 def test_summary_says_how_many_vgpus_each_gpu_offers():

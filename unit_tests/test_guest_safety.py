@@ -98,6 +98,15 @@ def test_a_change_that_leaves_in_use_vgpus_their_type_applies():
         GPU_OF) == (wanted, [])
 
 
+def test_a_vgpu_on_a_vf_listed_under_several_mig_backed_types_holds_none():
+    # Before a GPU in MIG mode's VFs are shared out, a VF may be listed
+    # under each of its types: a vGPU of any of them keeps its type.
+    wanted = {'nvidia-1130': A100_VFS, 'nvidia-1133': A100_VFS}
+    assert guest_safety.hold_for_guests(
+        wanted, None, [in_use(A100_VFS[1], 'nvidia-1133', 'i-1')],
+        GPU_OF) == (wanted, [])
+
+
 def test_a_busy_sriov_gpu_keeps_all_its_vfs_as_they_were():
     # A GPU runs one type at a time: the free VFs of a GPU whose VF hosts
     # a guest's vGPU cannot take the new type either.

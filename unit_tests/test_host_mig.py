@@ -108,3 +108,27 @@ def test_list_vgpu_types_shows_each_mig_gpus_mode_and_instances(gpu, line):
     assert results['output'].splitlines()[-1] == line
     assert results['mig'][gpu.address]['mode'] == gpu.mode.lower()
     assert type_listing.listing([], 'VGPU').get('mig') is None
+
+
+def test_list_vgpu_types_says_which_types_each_instance_size_gives():
+    from nvidia_vgpu.model import GpuTypes, VgpuType
+    from nvidia_vgpu.nova import type_listing
+    gpu = _gpu('Enabled', 'Enabled', [GpuInstance(1, 19, '1g.10gb', '0:1'),
+                                      GpuInstance(2, 9, '3g.40gb', '4:4')])
+    # Three VFs each show one free instance of both types; a vGPU of the
+    # 3g.40gb type is on a fourth.
+    per_vf = [[VgpuType('nvidia-1130', vf, 'NVIDIA H100XM-1-10C',
+                        'max_instance=7', 1),
+               VgpuType('nvidia-1133', vf, 'NVIDIA H100XM-3-40C',
+                        'max_instance=2', 1)]
+              for vf in ('0000:41:00.4', '0000:41:00.5', '0000:41:00.6')]
+    offered = [GpuTypes(gpu.address, per_vf, ['nvidia-1133'], sriov=True)]
+    results = type_listing.listing(offered, 'VGPU', mig={gpu.address: gpu})
+    assert results['output'].splitlines()[-1] == (
+        'MIG on 0000:41:00.0: enabled; GPU instances: 3g.40gb x1 giving '
+        'H100XM-3-40C (nvidia-1133), 1g.10gb x1 giving H100XM-1-10C '
+        '(nvidia-1130)')
+    # One vGPU per GPU instance, whatever the VFs show.
+    available = {record['type']: record['available_instances']
+                 for record in results['types']}
+    assert available == {'nvidia-1130': 1, 'nvidia-1133': 0}

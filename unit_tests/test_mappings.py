@@ -221,6 +221,17 @@ class TestSriovGpus:
             '0000:41:00.5 is claimed by both nvidia-692 and nvidia-697 '
             '(through 0000:41:00.0); a device offers one type']
 
+    def test_in_mig_mode_several_types_may_list_the_same_vfs(self):
+        # capacity.share_mig_gpus then gives each type VFs of its own.
+        both = {'nvidia-1130': ['0000:41:00.0'],
+                'nvidia-1133': ['0000:41:00.0']}
+        refused = mappings.for_host(both, [self.A100], None)
+        assert len(refused.problems) == 3   # one per VF
+        host = mappings.for_host(both, [self.A100], None, {'0000:41:00.0'})
+        assert host.problems == []
+        assert host.mappings == {vgpu_type: list(
+            self.A100.virtual_functions) for vgpu_type in both}
+
     def test_vfs_not_enabled_yet_are_waited_for(self):
         host = mappings.for_host({'nvidia-697': ['0000:41:00.0']},
                                  [gpu('0000:41:00.0', sriov=True)], None)

@@ -22,12 +22,28 @@ from nvidia_vgpu import model, status
 from nvidia_vgpu.nova import guest_safety, plan
 from snapshots import (
     A100_MIG, A100_VFS, A40_51, A40_52, A40S, CARACAL, EPOXY, GUEST_A,
-    GUEST_B, L40S_VFS, NOBLE_LIBVIRT, NOBLE_QEMU, QUEENS, QUEENS_REASON,
-    USSURI, USSURI_REASON, V100_16C, V100S, VICTORIA, VICTORIA_BEFORE_FIX,
-    WALLABY, YOGA, a100, a40, host, l40s, pci, queens, rules, shut_off, t4,
-    ussuri, v100, vf_addresses, with_mdev_guests, with_vf_guests, xena)
+    GUEST_B, H100_VFS, L40S_VFS, NOBLE_LIBVIRT, NOBLE_QEMU, QUEENS,
+    QUEENS_REASON, USSURI, USSURI_REASON, V100_16C, V100S, VICTORIA,
+    VICTORIA_BEFORE_FIX, WALLABY, YOGA, a100, a40, h100, host, in_mig_mode,
+    l40s, pci, queens, rules, shut_off, t4, ussuri, v100, vf_addresses,
+    with_mdev_guests, with_vf_guests, xena)
 # The charm module, freshly imported, and nova-common as dpkg reports it.
 from test_charm_class import charm_module, installed  # noqa: F401
+
+
+# An H100 cut as mig-layout {'1g.10gb': 4, '3g.40gb': 1} asks, and both
+# of its MIG-backed sizes given to Nova.
+H100_CARACAL = host(h100(), nova=CARACAL)
+H100_GIS = ('1g.10gb',) * 4 + ('3g.40gb',)
+H100_BOTH_SIZES = ("{'H100XM-1-10C': ['10de:2331'], "
+                   "'H100XM-3-40C': ['10de:2331']}")
+H100_READY = ('1 NVIDIA GPU (H100 PCIe); 16 SR-IOV VFs; nvidia-1130: 4 vGPUs '
+              'on 1 GPU; nvidia-1133: 1 vGPU on 1 GPU')
+H100_BOTH_NAMED = ('; H100XM-1-10C is nvidia-1130; H100XM-3-40C is '
+                   'nvidia-1133; nvidia-1130 on 1 GPU (10de:2331); '
+                   'nvidia-1133 on 1 GPU (10de:2331)')
+H100_BOTH_CAPACITY = {'nvidia-1130': {'0000:41:00.0': 4},
+                      'nvidia-1133': {'0000:41:00.0': 1}}
 
 
 # ------------------------------------------------------- the outcome
@@ -273,6 +289,59 @@ CASES = [
                'vGPUs on 1 GPU; A100D-1-10C is nvidia-699; nvidia-699 on 1 '
                'GPU (10de:20b5)'),
          sriov_capacity={'nvidia-699': {'0000:41:00.0': 7}}),
+    # scenarios/mig/h100-mixed-layout.yaml
+    case('MIG: two sizes share an H100 in MIG mode, each on VFs of its own',
+         in_mig_mode(H100_CARACAL, *H100_GIS),
+         H100_BOTH_SIZES,
+         xena(('nvidia-1130', H100_VFS[:4]), ('nvidia-1133', H100_VFS[4:5])),
+         ready(H100_READY + H100_BOTH_NAMED),
+         sriov_capacity=H100_BOTH_CAPACITY),
+    case('MIG: per-profile classes let a flavor ask for a size',
+         in_mig_mode(H100_CARACAL, *H100_GIS),
+         H100_BOTH_SIZES,
+         xena(('nvidia-1130', H100_VFS[:4]), ('nvidia-1133', H100_VFS[4:5]),
+              classes={'nvidia-1130': 'CUSTOM_VGPU_H100XM_1_10C',
+                       'nvidia-1133': 'CUSTOM_VGPU_H100XM_3_40C'}),
+         ready(H100_READY + '; H100XM-1-10C is nvidia-1130; H100XM-3-40C is '
+               'nvidia-1133; nvidia-1130 as CUSTOM_VGPU_H100XM_1_10C; '
+               'nvidia-1133 as CUSTOM_VGPU_H100XM_3_40C; nvidia-1130 on 1 GPU '
+               '(10de:2331); nvidia-1133 on 1 GPU (10de:2331)'),
+         resource_class='per-profile', sriov_capacity=H100_BOTH_CAPACITY),
+    case('MIG: a guest\'s vGPU keeps its VF; free VFs go around it',
+         with_mdev_guests(in_mig_mode(H100_CARACAL, *H100_GIS),
+                          (H100_VFS[6], 'nvidia-1133', [GUEST_A])),
+         H100_BOTH_SIZES,
+         xena(('nvidia-1130', H100_VFS[:4]), ('nvidia-1133', [H100_VFS[6]])),
+         ready(H100_READY + H100_BOTH_NAMED),
+         sriov_capacity=H100_BOTH_CAPACITY),
+    case('MIG: by type ids through a selector, the same',
+         in_mig_mode(H100_CARACAL, *H100_GIS),
+         "{'nvidia-1130': ['10de:2331'], 'nvidia-1133': ['10de:2331']}",
+         xena(('nvidia-1130', H100_VFS[:4]), ('nvidia-1133', H100_VFS[4:5])),
+         ready(H100_READY + '; nvidia-1130 on 1 GPU (10de:2331); nvidia-1133 '
+               'on 1 GPU (10de:2331)'),
+         sriov_capacity=H100_BOTH_CAPACITY),
+    case('MIG: a size without GPU instances gets no VF, and the status says',
+         in_mig_mode(H100_CARACAL, *H100_GIS[:4]),
+         H100_BOTH_SIZES,
+         xena(('nvidia-1130', H100_VFS[:4])),
+         ready('1 NVIDIA GPU (H100 PCIe); 16 SR-IOV VFs; nvidia-1130: 4 vGPUs '
+               'on 1 GPU' + H100_BOTH_NAMED + '; nvidia-1133 gets no vGPU on '
+               '0000:41:00.0: it has no 3g.40gb GPU instance (mig-layout)'),
+         sriov_capacity={'nvidia-1130': {'0000:41:00.0': 4}}),
+    case('MIG: two sizes on a GPU not in MIG mode: refused, naming the fix',
+         H100_CARACAL, H100_BOTH_SIZES, None,
+         blocked('Invalid vgpu-device-mappings: the GPU at 0000:41:00.0 '
+                 '(through 10de:2331) offers both H100XM-1-10C and '
+                 'H100XM-3-40C; a device offers one type: give it one of '
+                 'them, or cut the GPU into GPU instances with mig-layout '
+                 '(MIG-backed types share a GPU in MIG mode)')),
+    case('MIG: two sizes where Nova takes one type: refused',
+         in_mig_mode(host(h100(), nova=USSURI), *H100_GIS),
+         H100_BOTH_SIZES, None,
+         blocked('Invalid vgpu-device-mappings: 2 vGPU types on this host, '
+                 'but ' + USSURI_REASON + ' (nova 21.2.4); keep one type, or '
+                 'upgrade to Victoria (nova 22.2.1) or later')),
     # profiles/v100-and-a40-caracal.yaml, steps 4 and 6
     case('two models, each takes its own name; T4-4Q only reported',
          host(v100('0000:84:00.0'), a40('0000:41:00.0', {

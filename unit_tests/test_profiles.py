@@ -201,6 +201,45 @@ def test_two_names_a_gpu_both_offers_are_refused():
         'offers one type: give it one of them']
 
 
+def a100():
+    return HostGpu('0000:81:00.0', True, A100_VFS, ids=A100)
+
+
+BOTH_MIG_SIZES = ("{'A100D-1-10C': ['0000:81:00.0'], "
+                  "'A100D-2-20C': ['0000:81:00.0']}")
+
+
+def test_mig_backed_names_share_a_gpu_in_mig_mode():
+    result = profiles.resolve(mappings.parse(BOTH_MIG_SIZES), [a100()],
+                              offered((a100(), A100_TYPES)),
+                              mig_gpus={'0000:81:00.0'})
+    assert result.problems == []
+    assert result.mappings == {'nvidia-699': ['0000:81:00.0'],
+                               'nvidia-700': ['0000:81:00.0']}
+    assert profiles.summary(result) == ['A100D-1-10C is nvidia-699',
+                                        'A100D-2-20C is nvidia-700']
+
+
+def test_outside_mig_mode_two_mig_backed_names_point_to_mig_layout():
+    result = resolve(BOTH_MIG_SIZES, [a100()], offered((a100(), A100_TYPES)))
+    assert result.mappings == {}
+    assert result.problems == [
+        'the GPU at 0000:81:00.0 offers both A100D-1-10C and A100D-2-20C; a '
+        'device offers one type: give it one of them, or cut the GPU into '
+        'GPU instances with mig-layout (MIG-backed types share a GPU in MIG '
+        'mode)']
+
+
+def test_a_time_sliced_name_shares_no_gpu_even_in_mig_mode():
+    result = profiles.resolve(mappings.parse(
+        "{'A100D-1-10C': ['0000:81:00.0'], 'A100D-4C': ['0000:81:00.0']}"),
+        [a100()], offered((a100(), A100_TYPES)), mig_gpus={'0000:81:00.0'})
+    assert result.mappings == {}
+    assert result.problems == [
+        'the GPU at 0000:81:00.0 offers both A100D-1-10C and A100D-4C; a '
+        'device offers one type: give it one of them']
+
+
 def test_no_name_a_gpu_offers_is_a_near_miss_listing_them_all():
     result = resolve("{'T4-4Q': ['0000:84:00.0'], "
                      "'A40-2Q': ['0000:84:00.0']}", [v100()],

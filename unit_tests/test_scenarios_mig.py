@@ -39,11 +39,43 @@ def test_an_h100_is_cut_at_every_boot_in_the_order_mig_needs():
         ['device_addresses', FOUR_VFS]]
     listing = output['actions'][0]['results']['output'].splitlines()
     assert listing[-1] == ('MIG on 0000:41:00.0: enabled; GPU instances: '
-                           '3g.40gb x1, 1g.10gb x4')
+                           '3g.40gb x1 giving H100XM-3-40C (nvidia-1133), '
+                           '1g.10gb x4 giving H100XM-1-10C (nvidia-1130)')
+    # One vGPU per instance, not one per VF.
+    assert 'available=4 on 16 VFs' in listing[0]
     # The unit went (stop): its MIG boot units with it.
     assert output['steps'][-1]['step'] == 'stop'
     assert [path for path in output['files']
             if 'nvidia-vgpu-mig' in path] == []
+
+
+def test_two_sizes_share_an_h100_each_on_vfs_of_its_own():
+    output = scenario('mig/h100-mixed-layout.yaml')
+    nova = sections(output)
+    assert nova['mdev_nvidia-1130'] == [
+        ['device_addresses', FOUR_VFS],
+        ['mdev_class', 'CUSTOM_VGPU_H100XM_1_10C']]
+    assert nova['mdev_nvidia-1133'] == [
+        ['device_addresses', '0000:41:01.0'],
+        ['mdev_class', 'CUSTOM_VGPU_H100XM_3_40C']]
+    found = statuses(output)
+    assert all(state == 'active' and 'nvidia-1130: 4 vGPUs on 1 GPU; '
+               'nvidia-1133: 1 vGPU on 1 GPU' in message
+               for _, state, message in found[4:])
+    # The reboot under the guest: instances first, then its vGPU back on
+    # its VF; Nova is told nothing new.
+    steps = output['steps']
+    reboot = steps[-2]
+    assert reboot['step'] == 'reboot'
+    assert output['host']['mdevs'] == [{
+        'uuid': '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f',
+        'parent': '0000:41:01.0', 'type': 'nvidia-1133'}]
+    made = [argv for argv in reboot['commands']
+            if '-cgi' in argv or 'nvidia-vgpu-restore-mdevs' in argv]
+    assert [argv[-1] for argv in made] == [
+        '3g.40gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb', 'nvidia-vgpu-restore-mdevs']
+    assert [step['relation_sets'] for step in steps[-2:]] == [0, 0]
+    assert output['host']['guest_disruptions'] == []
 
 
 def test_an_a100_whose_mode_needs_a_reboot_says_so_then_is_cut():

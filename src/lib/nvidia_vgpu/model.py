@@ -397,3 +397,6 @@ class NovaPlan(NamedTuple):
     # for that (libvirt, QEMU)
     live_migratable: bool = False
     migration_shortfall: List[str] = []
+    # MIG-backed types mapped to a GPU in MIG mode without a GPU instance
+    # of their profile: (type, GI profile, GPU); Nova gets none there
+    without_instances: List[Tuple[str, str, str]] = []

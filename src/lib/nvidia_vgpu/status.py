@@ -135,6 +135,9 @@ def _phrases(snapshot: model.HostSnapshot,
                 phrases.append('{} on {} GPU{} ({})'.format(
                     vgpu_type, len(gpus), '' if len(gpus) == 1 else 's',
                     selector))
+    for vgpu_type, profile, gpu in plan.without_instances:
+        phrases.append('{} gets no vGPU on {}: it has no {} GPU instance '
+                       '(mig-layout)'.format(vgpu_type, gpu, profile))
     if plan.unmatched:
         phrases.append('no GPU here matches ' + ', '.join(plan.unmatched))
     if plan.absent:

@@ -19,12 +19,17 @@ only cap the charm could give, so it could never bind; and where a GPU's
 capacity cannot be read there is no number to give either. (Checked in
 Nova's own driver: nova_tests/, test_max_instances_would_change_nothing.)
 
+On a GPU in MIG mode several MIG-backed types may share the GPU, each
+on VFs of its own (share_mig_gpus): every VF lists every MIG-backed
+type and offers one while a GPU instance of its profile is free, so each
+type is given as many VFs as it has instances.
+
 Pure functions: data in, data out.
 """
-from typing import (Collection, Dict, Iterable, List, Mapping, Optional, Set,
+from typing import (Collection, Dict, Iterable, List, Mapping, Optional,
                     Tuple)
 
-from nvidia_vgpu.nova.mappings import Mappings
+from nvidia_vgpu.nova.mappings import Mappings, type_order
 from nvidia_vgpu.model import HostGpu
 
 # (GPU address, vGPU type) -> the type's max_instance on that GPU
@@ -90,22 +95,65 @@ def per_gpu(host_mappings: Mappings, gpus: Iterable[HostGpu]
     return counts
 
 
-def occupied_devices(existing: Iterable[Tuple[str, str]],
-                     guest_uuids: Iterable[str],
-                     recorded: Mapping[str, Tuple[str, str]]) -> Set[str]:
-    """Devices that host a vGPU now, or will again for a guest.
+def occupants(existing: Iterable[Tuple[str, str, str]],
+              guest_uuids: Iterable[str],
+              recorded: Mapping[str, Tuple[str, str]]) -> Dict[str, str]:
+    """Device -> the type of the vGPU it hosts now, or will again for a
+    guest.
 
-    existing: (uuid, parent) of every mdev there is now, used by a guest
-    or not (it holds a share of its GPU either way). recorded: where the
-    charm last saw each mdev (uuid -> (parent, type)); a guest's vGPU
-    that is gone (a reboot) goes back there, so that VF stays too.
+    existing: (uuid, parent, type) of every mdev there is now, used by a
+    guest or not (it holds a share of its GPU either way). recorded:
+    where the charm last saw each mdev (uuid -> (parent, type)); a
+    guest's vGPU that is gone (a reboot) goes back there, so that VF
+    stays too.
     """
-    now = dict(existing)
-    devices = set(now.values())
+    found = {parent: vgpu_type for _, parent, vgpu_type in existing}
+    now = {uuid for uuid, _, _ in existing}
     for uuid in guest_uuids:
         if uuid not in now and uuid in recorded:
-            devices.add(recorded[uuid][0])
-    return devices
+            parent, vgpu_type = recorded[uuid]
+            found.setdefault(parent, vgpu_type)
+    return found
+
+
+def share_mig_gpus(host_mappings: Mappings, gpus: Iterable[HostGpu],
+                   capacities: Capacities, occupied: Mapping[str, str],
+                   mig_gpus: Collection[str]) -> Mappings:
+    """The host's mappings with the VFs of each GPU in MIG mode shared
+    out among the MIG-backed types mapped to it, none given twice.
+
+    Every VF of such a GPU lists every MIG-backed type, and offers one
+    while a GPU instance of its profile is free: so a type gets its own
+    VFs, as many as it has instances (its capacity), and Nova counts one
+    vGPU per instance. A VF hosting a vGPU stays with that vGPU's type
+    and is given no other; free VFs go out lowest address first, types
+    in numeric order, so the choice is the same at every hook. Where a
+    type's instances are not known it gets no VF beside other types
+    (Nova refuses a device under two types). A GPU with one type mapped
+    is left to limit_to_capacity.
+    """
+    vfs_of = {gpu.address: set(gpu.virtual_functions) for gpu in gpus
+              if gpu.address in mig_gpus and not gpu.vendor_vfio}
+    shared: Mappings = {vgpu_type: list(devices)
+                        for vgpu_type, devices in host_mappings.items()}
+    for gpu, vfs in sorted(vfs_of.items()):
+        types = sorted((vgpu_type for vgpu_type, devices
+                        in host_mappings.items() if vfs & set(devices)),
+                       key=type_order)
+        if len(types) < 2:
+            continue
+        given = set(vf for vf in vfs if vf in occupied)
+        for vgpu_type in types:
+            listed = sorted(vfs & set(host_mappings[vgpu_type]))
+            mine = [vf for vf in listed if occupied.get(vf) == vgpu_type]
+            free = [vf for vf in listed if vf not in given]
+            wanted = capacities.get((gpu, vgpu_type)) or 0
+            chosen = free[:max(0, wanted - len(mine))]
+            given.update(chosen)
+            shared[vgpu_type] = sorted(
+                [device for device in host_mappings[vgpu_type]
+                 if device not in vfs] + mine + chosen)
+    return shared
 
 
 def summary(counts: Dict[str, Dict[str, int]]) -> List[str]:

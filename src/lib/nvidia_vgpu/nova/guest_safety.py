@@ -141,8 +141,7 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
     def on(mappings: Mappings, gpu: str) -> Mappings:
         return _on_gpu(mappings, gpu, gpu_of)
 
-    type_wanted = {device: vgpu_type for vgpu_type, devices in wanted.items()
-                   for device in devices}
+    types_wanted = _types_of(wanted)
     by_gpu: Dict[str, List[model.VgpuInUse]] = {}
     for vgpu in vgpus:
         by_gpu.setdefault(gpu_of.get(vgpu.device, vgpu.device),
@@ -151,7 +150,7 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
                  for vgpu_type, devices in wanted.items()}
     held: List[model.HeldGpu] = []
     for gpu, on_gpu in sorted(by_gpu.items()):
-        if all(type_wanted.get(vgpu.device) == vgpu.vgpu_type
+        if all(vgpu.vgpu_type in types_wanted.get(vgpu.device, ())
                for vgpu in on_gpu):
             continue
         if published is not None:
@@ -172,6 +171,16 @@ def hold_for_guests(wanted: Mappings, published: Optional[Mappings],
     return ({vgpu_type: sorted(set(devices))
              for vgpu_type, devices in sorted(effective.items())
              if devices}, held)
+
+
+def _types_of(mappings: Mappings) -> Dict[str, List[str]]:
+    """Device -> its type; before a GPU in MIG mode's VFs are shared out
+    among its types (capacity.share_mig_gpus), its types."""
+    types: Dict[str, List[str]] = {}
+    for vgpu_type, devices in mappings.items():
+        for device in devices:
+            types.setdefault(device, []).append(vgpu_type)
+    return types
 
 
 def _on_gpu(mappings: Mappings, gpu: str,

@@ -158,7 +158,9 @@ def _checked_mapping(root: yaml.MappingNode) -> Mappings:
                     and PROFILE.fullmatch(vgpu_type)):
                 raise MappingError(
                     '{} is listed under both {} and {}; a GPU offers one '
-                    'type (nova-compute refuses to start otherwise)'.format(
+                    'type (nova-compute refuses to start otherwise), but '
+                    'in MIG mode several MIG-backed types, given by '
+                    'profile name (e.g. H100XM-1-10C)'.format(
                         address, owner[address], vgpu_type))
             # Several profile names may share an address: one value for
             # hosts with different GPUs there, each takes the one its GPU
@@ -209,8 +211,8 @@ class HostMappings(NamedTuple):
 
 
 def for_host(mappings: Mappings, gpus: Iterable[model.HostGpu],
-             offered: Optional[Mapping[str, Optional[Collection[str]]]]
-             ) -> HostMappings:
+             offered: Optional[Mapping[str, Optional[Collection[str]]]],
+             mig_gpus: Collection[str] = ()) -> HostMappings:
     """Keep the addresses that are NVIDIA GPUs (or their VFs) here.
 
     One application config serves hosts with different GPUs, so an
@@ -220,8 +222,10 @@ def for_host(mappings: Mappings, gpus: Iterable[model.HostGpu],
     Where the driver is loaded (offered is not None), a type the device
     does not offer is a problem: Nova could never create it there.
     Profile names must have been turned into type ids first (profiles.py).
+    The VFs of a GPU in MIG mode (mig_gpus) may be given several
+    MIG-backed types here: capacity.share_mig_gpus gives each its own.
     """
-    account = _HostAccount(gpus)
+    account = _HostAccount(gpus, mig_gpus)
     for vgpu_type, entries in mappings.items():
         here: List[str] = []
         for address, through in account.expand(vgpu_type, entries):
@@ -237,8 +241,10 @@ def for_host(mappings: Mappings, gpus: Iterable[model.HostGpu],
 class _HostAccount:
     """What for_host finds, type by type."""
 
-    def __init__(self, gpus: Iterable[model.HostGpu]) -> None:
+    def __init__(self, gpus: Iterable[model.HostGpu],
+                 mig_gpus: Collection[str]) -> None:
         self.by_address = {gpu.address: gpu for gpu in gpus}
+        self.mig_gpus = mig_gpus
         self.parent = {vf: gpu for gpu in self.by_address.values()
                        for vf in gpu.virtual_functions}
         self.kept: Mappings = {}
@@ -294,7 +300,8 @@ class _HostAccount:
                 self.sriov_gpus[vgpu_type].append(gpu.address)
         placed = []
         for device in devices:
-            if device in self.claimed and self.claimed[device] != vgpu_type:
+            if (device in self.claimed and self.claimed[device] != vgpu_type
+                    and gpu.address not in self.mig_gpus):
                 self.problems.append(
                     '{} is claimed by both {} and {}{}; a device offers one '
                     'type'.format(device, self.claimed[device], vgpu_type,

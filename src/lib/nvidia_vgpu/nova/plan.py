@@ -95,8 +95,7 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
     refusal raises _Refused."""
     gpus = list(snapshot.gpus)
     in_use = vgpus_in_use(snapshot)
-    resolution = profiles.resolve(wanted, gpus, snapshot.offered)
-    host = _host_mappings(snapshot, resolution, in_use, published)
+    resolution, host = _host_mappings(snapshot, wanted, in_use, published)
     _check_type_count(host, rules, snapshot.nova_version)
     vfio_devices = {vf for gpu in gpus if gpu.vendor_vfio
                     for vf in gpu.virtual_functions}
@@ -134,7 +133,8 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
         unnamed=found.unnamed, class_held=class_held,
         offered=snapshot.offered,
         nova_adds=_nova_adds(snapshot, rules, mdev_mappings),
-        live_migratable=live, migration_shortfall=shortfall)
+        live_migratable=live, migration_shortfall=shortfall,
+        without_instances=_without_instances(snapshot, host))
 
 
 def _held_for_guests(snapshot: model.HostSnapshot,
@@ -150,9 +150,13 @@ def _held_for_guests(snapshot: model.HostSnapshot,
     # Each SR-IOV GPU gets only as many VFs as it can host of the type,
     # on every release; no max_instances (capacity.py: why).
     if host.sriov_gpus:   # only they have VFs to choose among
+        capacities = _sriov_capacities(host, snapshot)
+        occupied = _occupants(snapshot)
         mdev_mappings = capacity.limit_to_capacity(
-            mdev_mappings, list(snapshot.gpus),
-            _sriov_capacities(host, snapshot), _occupied_devices(snapshot))
+            capacity.share_mig_gpus(mdev_mappings, list(snapshot.gpus),
+                                    capacities, occupied,
+                                    mig_mode_gpus(snapshot)),
+            list(snapshot.gpus), capacities, occupied)
     effective, held = guest_safety.hold_for_guests(
         dict(mdev_mappings, **vfio_mappings), published, in_use,
         gpu_of(snapshot))
@@ -163,20 +167,22 @@ def _held_for_guests(snapshot: model.HostSnapshot,
     return effective, held, whole_host
 
 
-def _host_mappings(snapshot: model.HostSnapshot,
-                   resolution: model.Resolution,
+def _host_mappings(snapshot: model.HostSnapshot, wanted: model.Mappings,
                    in_use: List[model.VgpuInUse],
                    published: Optional[model.Mappings]
-                   ) -> mappings.HostMappings:
-    """The mappings this host can use; refused where they are wrong here.
+                   ) -> Tuple[model.Resolution, mappings.HostMappings]:
+    """The profile names resolved, and the mappings this host can use;
+    refused where they are wrong here.
 
     What a GPU whose change waits for guests offers is not judged now:
     its vGPUs' type hides the others until they are gone.
     """
     gpus = list(snapshot.gpus)
     offered = snapshot.offered
+    shared = mig_mode_gpus(snapshot)
+    resolution = profiles.resolve(wanted, gpus, offered, shared)
     _, held = guest_safety.hold_for_guests(
-        mappings.for_host(resolution.mappings, gpus, None).mappings,
+        mappings.for_host(resolution.mappings, gpus, None, shared).mappings,
         published, in_use, gpu_of(snapshot))
     checked: Optional[Mapping[str, Optional[Mapping[str, str]]]] = offered
     if held and offered is not None:
@@ -185,13 +191,13 @@ def _host_mappings(snapshot: model.HostSnapshot,
         checked = {device: None if device_gpu.get(device) in waiting_gpus
                    else types for device, types in offered.items()}
     host = profiles.merged(resolution, mappings.for_host(
-        resolution.mappings, gpus, checked))
+        resolution.mappings, gpus, checked, shared))
     if host.problems:
         more = len(host.problems) - 1
         raise _Refused('blocked', 'Invalid {}: {}{}'.format(
             mappings.OPTION, host.problems[0],
             ' (and {} more)'.format(more) if more else ''), host.absent)
-    return host
+    return resolution, host
 
 
 def _check_type_count(host: mappings.HostMappings, rules: model.NovaRules,
@@ -307,27 +313,53 @@ def _mig_instances(snapshot: model.HostSnapshot, address: str,
     instance of its profile (each VF offers it while one is free, so
     Nova would count every VF): how many there are; None for any other
     type or GPU, or where the driver's name of the type is not read."""
-    gpu = (snapshot.mig or {}).get(address)
-    if gpu is None or gpu.mode.lower() != 'enabled':
+    profile = _mig_profile(snapshot, address, vgpu_type)
+    if profile is None:
+        return None
+    return sum(1 for instance in snapshot.mig[address].instances
+               if instance.profile == profile)
+
+
+def _mig_profile(snapshot: model.HostSnapshot, address: str,
+                 vgpu_type: str) -> Optional[str]:
+    """The GPU instance profile a MIG-backed type takes on a GPU in MIG
+    mode, from the driver's name of it; None elsewhere."""
+    if address not in mig_mode_gpus(snapshot):
         return None
     vfs = next((host_gpu.virtual_functions for host_gpu in snapshot.gpus
                 if host_gpu.address == address), ())
     names = [(snapshot.offered or {}).get(vf, {}).get(vgpu_type)
              for vf in vfs]
-    profile = next((mig_layout.gi_profile_of(name) for name in names
-                    if name), None)
-    if profile is None:
-        return None
-    return sum(1 for instance in gpu.instances
-               if instance.profile == profile)
+    return next((mig_layout.gi_profile_of(name) for name in names
+                 if name), None)
 
 
-def _occupied_devices(snapshot: model.HostSnapshot) -> Set[str]:
-    """Devices hosting a vGPU now, or a guest's vGPU the boot unit will
-    put back (where the charm last saw it)."""
-    return capacity.occupied_devices(
-        [(mdev.uuid, mdev.parent) for mdev in snapshot.mdevs],
+def _without_instances(snapshot: model.HostSnapshot,
+                       host: mappings.HostMappings
+                       ) -> List[Tuple[str, str, str]]:
+    """(type, profile, GPU) of each MIG-backed type mapped to a GPU in
+    MIG mode that has no GPU instance of its profile: the mappings ask
+    for it there, mig-layout gives it nothing."""
+    return [(vgpu_type, _mig_profile(snapshot, address, vgpu_type) or '',
+             address)
+            for vgpu_type, addresses in sorted(host.sriov_gpus.items())
+            for address in addresses
+            if _mig_instances(snapshot, address, vgpu_type) == 0]
+
+
+def _occupants(snapshot: model.HostSnapshot) -> Dict[str, str]:
+    """Device -> the type of the vGPU it hosts now, or of a guest's
+    vGPU the boot unit will put back (where the charm last saw it)."""
+    return capacity.occupants(
+        [(mdev.uuid, mdev.parent, mdev.type_id) for mdev in snapshot.mdevs],
         snapshot.mdev_users, snapshot.recorded_mdevs)
+
+
+def mig_mode_gpus(snapshot: model.HostSnapshot) -> Set[str]:
+    """The GPUs in MIG mode now, read where mig-layout asks: several
+    MIG-backed types may share each of them, on VFs of their own."""
+    return {address for address, gpu in (snapshot.mig or {}).items()
+            if gpu.mode.lower() == 'enabled'}
 
 
 def _split(host_mappings: model.Mappings, devices: Set[str],

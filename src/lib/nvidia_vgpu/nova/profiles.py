@@ -21,6 +21,7 @@ Pure functions: data in, data out.
 from typing import (Collection, Dict, Iterable, List, Mapping, Optional,
                     Set, Tuple)
 
+from nvidia_vgpu.mig import layout as mig_layout
 from nvidia_vgpu.model import HostGpu
 from nvidia_vgpu.nova.mappings import (
     PROFILE, SELECTOR, HostMappings, Mappings, type_order, is_profile)
@@ -83,12 +84,15 @@ def _choices(ids: Mapping[str, Collection[str]]) -> str:
 
 
 def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
-            offered: Optional[Offered]) -> model.Resolution:
+            offered: Optional[Offered],
+            mig_gpus: Collection[str] = ()) -> model.Resolution:
     """Profile-name keys rewritten into this host's type ids, per device.
 
     wanted: the parsed option (type ids and profile names as keys).
     offered: what each device offers, with the driver's names; None while
     the driver does not run. Type-id keys pass through unchanged.
+    mig_gpus: the GPUs in MIG mode, where every MIG-backed name they
+    offer is taken, each on VFs of its own (capacity.share_mig_gpus).
     """
     profiles = [key for key in wanted if is_profile(key)]
     if not profiles:
@@ -96,7 +100,7 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
     by_address = {gpu.address: gpu for gpu in gpus}
     given, absent, unmatched = _targets(wanted, profiles, by_address)
     chosen, unresolved, waiting, problems = _choose(given, by_address,
-                                                    offered)
+                                                    offered, mig_gpus)
     out, resolved = _rewritten(wanted, profiles, by_address, chosen)
     unoffered = [profile for profile in profiles
                  if profile not in resolved and profile not in unresolved
@@ -140,12 +144,14 @@ def _targets(wanted: Mappings, profiles: List[str],
 
 
 def _choose(given: Dict[str, Dict[str, List[str]]],
-            by_address: Mapping[str, HostGpu], offered: Optional[Offered]
-            ) -> Tuple[Dict[str, Tuple[str, str]], Set[str], List[str],
+            by_address: Mapping[str, HostGpu], offered: Optional[Offered],
+            mig_gpus: Collection[str]
+            ) -> Tuple[Dict[str, Dict[str, str]], Set[str], List[str],
                        List[str]]:
-    """Each named device's (profile, type id); the profiles waiting for
-    the driver; the SR-IOV GPUs whose VFs are not there yet; problems."""
-    chosen: Dict[str, Tuple[str, str]] = {}
+    """Each named device's {profile: type id} (one, but on a GPU in MIG
+    mode every MIG-backed one it offers); the profiles waiting for the
+    driver; the SR-IOV GPUs whose VFs are not there yet; problems."""
+    chosen: Dict[str, Dict[str, str]] = {}
     unresolved: Set[str] = set()
     waiting: List[str] = []
     problems: List[str] = []
@@ -159,40 +165,53 @@ def _choose(given: Dict[str, Dict[str, List[str]]],
             continue
         ids = _offered_profiles(table)
         hits = sorted(profile for profile in names if profile in ids)
-        problem = _problem(target, names, ids, hits)
+        together = target in mig_gpus and _mig_backed(hits)
+        problem = _problem(target, names, ids, hits, together)
         if problem:
             problems.append(problem)
         else:
-            chosen[target] = (hits[0], next(iter(ids[hits[0]])))
+            chosen[target] = {hit: next(iter(ids[hit])) for hit in hits}
     return chosen, unresolved, waiting, problems
 
 
+def _mig_backed(hits: List[str]) -> bool:
+    """Whether all the names are MIG-backed (they may share a GPU in MIG
+    mode, each on VFs of its own)."""
+    return all(mig_layout.gi_profile_of(hit) for hit in hits)
+
+
 def _problem(target: str, names: Dict[str, List[str]],
-             ids: Dict[str, Set[str]], hits: List[str]) -> Optional[str]:
-    """Why the profile names given a device do not name one type there."""
+             ids: Dict[str, Set[str]], hits: List[str],
+             together: bool) -> Optional[str]:
+    """Why the profile names given a device do not name one type there
+    (together: MIG-backed names on a GPU in MIG mode, one type each)."""
     through = sorted({entry for entries in names.values()
                       for entry in entries if entry != target})
     via = ' (through {})'.format(', '.join(through)) if through else ''
-    if len(hits) > 1:
+    if len(hits) > 1 and not together:
         return ('the GPU at {}{} offers both {}; a device offers one '
-                'type: give it one of them'.format(
-                    target, via, ' and '.join(hits)))
+                'type: give it one of them{}'.format(
+                    target, via, ' and '.join(hits),
+                    ', or cut the GPU into GPU instances with mig-layout '
+                    '(MIG-backed types share a GPU in MIG mode)'
+                    if _mig_backed(hits) else ''))
     if not hits:
         return ('{} {} offered by the GPU at {}{} (it offers: {}); see the '
                 'list-vgpu-types action'.format(
                     ', '.join(sorted(names)),
                     'is not' if len(names) == 1 else 'are not',
                     target, via, _choices(ids)))
-    if len(ids[hits[0]]) > 1:
-        return ('{} names {} on the GPU at {}; give the type id '
-                'instead'.format(hits[0], ' and '.join(
-                    sorted(ids[hits[0]], key=type_order)), target))
+    for hit in hits:
+        if len(ids[hit]) > 1:
+            return ('{} names {} on the GPU at {}; give the type id '
+                    'instead'.format(hit, ' and '.join(
+                        sorted(ids[hit], key=type_order)), target))
     return None
 
 
 def _rewritten(wanted: Mappings, profiles: List[str],
                by_address: Mapping[str, HostGpu],
-               chosen: Dict[str, Tuple[str, str]]
+               chosen: Dict[str, Dict[str, str]]
                ) -> Tuple[Dict[str, Set[str]], Dict[str, Set[str]]]:
     """The mappings with type ids for profile names, and the ids each
     profile names here."""
@@ -205,8 +224,8 @@ def _rewritten(wanted: Mappings, profiles: List[str],
             targets = ([address for address, gpu in by_address.items()
                         if gpu.matches(entry)]
                        if SELECTOR.fullmatch(entry) else [entry])
-            here = {target: chosen[target][1] for target in targets
-                    if chosen.get(target, ('',))[0] == profile}
+            here = {target: chosen[target][profile] for target in targets
+                    if profile in chosen.get(target, {})}
             if not here:
                 continue
             resolved.setdefault(profile, set()).update(here.values())

@@ -4,6 +4,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 from nvidia_vgpu import model, vgpu_types
 from nvidia_vgpu.driver import software
+from nvidia_vgpu.mig import layout as mig_layout
 from nvidia_vgpu.nova import mappings, resource_classes
 
 Results = Dict[str, object]
@@ -64,6 +65,8 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
         if gpu.sriov:
             found = vgpu_types.gpu_records(gpu.gpu, gpu.per_device,
                                            gpu.hosted)
+            _cap_at_free_instances(found, (mig or {}).get(gpu.gpu),
+                                   gpu.hosted)
         else:
             found = [vgpu_types.as_record(vgpu_type, gpu.gpu)
                      for vgpu_type in gpu.per_device[0]]
@@ -79,8 +82,29 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
         results['mig'] = {address: _mig_record(gpu)
                           for address, gpu in sorted(mig.items())}
         results['output'] = '\n'.join([output] + [
-            _mig_line(gpu) for _, gpu in sorted(mig.items())])
+            _mig_line(gpu, records) for _, gpu in sorted(mig.items())])
     return results
+
+
+def _cap_at_free_instances(records: List[Dict[str, object]],
+                           gpu: Optional[model.MigGpu],
+                           hosted: List[str]) -> None:
+    """On a GPU in MIG mode a MIG-backed type has one vGPU per GPU
+    instance of its profile, whatever each VF shows: its available
+    count is at most the instances that no vGPU of its size takes."""
+    if gpu is None or gpu.mode.lower() != 'enabled':
+        return
+    sizes = {str(record['type']): mig_layout.gi_profile_of(
+        str(record['name'] or '')) for record in records}
+    for record in records:
+        profile = sizes[str(record['type'])]
+        if profile is None or record['available_instances'] is None:
+            continue
+        taken = sum(1 for type_id in hosted if sizes.get(type_id) == profile)
+        made = sum(1 for instance in gpu.instances
+                   if instance.profile == profile)
+        record['available_instances'] = min(
+            int(str(record['available_instances'])), max(0, made - taken))
 
 
 def _mig_record(gpu: model.MigGpu) -> Dict[str, object]:
@@ -97,8 +121,9 @@ def _by_size(instance: model.GpuInstance) -> Tuple[int, str, int]:
             instance.id)
 
 
-def _mig_line(gpu: model.MigGpu) -> str:
-    """'MIG on <GPU>: ...', its mode and GPU instances in one line."""
+def _mig_line(gpu: model.MigGpu, records: List[Dict[str, object]]) -> str:
+    """'MIG on <GPU>: ...', its mode and GPU instances in one line, each
+    size with the MIG-backed types it gives (records: the table's rows)."""
     mode = gpu.mode.lower()
     if gpu.pending.lower() != mode:
         mode += ' ({} after the next GPU reset or reboot)'.format(
@@ -108,9 +133,17 @@ def _mig_line(gpu: model.MigGpu) -> str:
     counts: Dict[str, int] = {}
     for instance in sorted(gpu.instances, key=_by_size):
         counts[instance.profile] = counts.get(instance.profile, 0) + 1
+    gives: Dict[str, List[str]] = {}
+    for record in records:
+        profile = mig_layout.gi_profile_of(str(record['name'] or ''))
+        if record['gpu'] == gpu.address and profile:
+            gives.setdefault(profile, []).append('{} ({})'.format(
+                record['profile'], record['type']))
     return 'MIG on {}: {}; GPU instances: {}'.format(
         gpu.address, mode, ', '.join(
-            '{} x{}'.format(name, count) for name, count in counts.items())
+            '{} x{}{}'.format(name, count, ' giving {}'.format(', '.join(
+                gives[name])) if name in gives else '')
+            for name, count in counts.items())
         or 'none (no MIG-backed type is offered until some exist)')
 
 
