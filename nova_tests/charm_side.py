@@ -21,7 +21,9 @@ import charmhelpers.core.hookenv as hookenv
 import charmhelpers.core.unitdata as unitdata
 
 import charms_openstack.charm.core as core
+import mig_host
 from nova_consumer import consume, render_text
+from nvidia_vgpu.host import mig as charm_mig
 from sim import host as sim_host
 
 MODULE = 'charm.openstack.nova_compute_nvidia_vgpu'
@@ -79,21 +81,28 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
             mdevs: Optional[List[Dict[str, str]]] = None,
             domains: Optional[List[Dict[str, Any]]] = None,
             resource_class: Optional[str] = None,
-            packages: Optional[Dict[str, Optional[str]]] = None
-            ) -> Published:
+            packages: Optional[Dict[str, Optional[str]]] = None,
+            mig: Optional[mig_host.MigState] = None,
+            mig_layout: Optional[str] = None) -> Published:
     """Run the charm's nova-vgpu decision on this host, with every SR-IOV
     GPU's VFs enabled and the NVIDIA driver loaded; resource_class: the
     vgpu-resource-class option (unset: the default); packages: libvirt's
-    and QEMU's as dpkg reports them (default: noble's)."""
+    and QEMU's as dpkg reports them (default: noble's); mig: the MIG-
+    capable GPUs' state (mig_host.cut), which the VFs' mdev types follow
+    and nvidia-smi answers from; mig_layout: the mig-layout option (the
+    charm asks nvidia-smi only where one is set)."""
     root = str(tmp_path / 'host')
     os.environ['NVIDIA_VGPU_HOST_ROOT'] = root
     os.environ['UNIT_STATE_DB'] = str(tmp_path / 'unit-state.db')
     os.environ['CHARM_DIR'] = os.environ['JUJU_CHARM_DIR'] = str(tmp_path)
     unitdata._KV = None
     sim_host.generate_sysfs(root, pci, {
-        'nvidia_loaded': True, 'mdevs': mdevs or [],
+        'nvidia_loaded': True, 'mdevs': mdevs or [], 'mig': mig or {},
         'vfs': {f['address']: f['sriov']['total_vfs']
                 for f in pci if f.get('sriov')}})
+    if mig is not None:
+        _answer_nvidia_smi(fake_commands, mig_host.hardware(
+            pci, mig, mdevs or []))
     sim_host.write_proc_modules(root, ['nvidia'])
     sim_host.write_libvirt_domains(root, domains or [])
     fake_commands.set('lspci', stdout=subprocess.run(
@@ -103,6 +112,8 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
     config = {'vgpu-device-mappings': mappings}
     if resource_class is not None:
         config['vgpu-resource-class'] = resource_class
+    if mig_layout is not None:
+        config['mig-layout'] = mig_layout
     charm = _charm_class(fake_commands, config, nova_version,
                          NOBLE_PACKAGES if packages is None else packages)
     decided = charm.nova_plan
@@ -114,3 +125,22 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
             sort_keys=True)
     rendered = render_text(consume(fake_commands, data)) if data else ''
     return Published(decided.problem, data, rendered, decided.nova_adds)
+
+
+# What the charm reads of MIG (nvidia_vgpu/host/mig.py read()): the CSV
+# query of the modes, then the profiles and the GIs.
+MIG_READS = (charm_mig.QUERY[1:], ('mig', '-lgip'), ('mig', '-lgi'))
+
+
+def _answer_nvidia_smi(fake_commands, host: Dict[str, Any]) -> None:
+    """nvidia-smi answers the charm's reads of MIG as the simulator's
+    nvidia-smi prints them for this host; anything else is refused as a
+    bad argument (it would be a read this tier does not know of, or a
+    change, which belongs to the boot units, not to this decision)."""
+    answers = {}
+    for argv in MIG_READS:
+        code, out, err = mig_host.nvidia_smi(host, argv)
+        answers[argv[-1]] = {'stdout': out, 'stderr': err, 'exit': code}
+    fake_commands.set('nvidia-smi', exit=2,
+                      stderr='nova_tests: nvidia-smi not answered here\n',
+                      by_last_argument=answers)

@@ -9,12 +9,17 @@ rendered nova.conf and that libvirt exactly as nova-compute does, and
 these helpers ask it what it reports to Placement and where it would
 create a vGPU. Only libvirt's device creation is played here, as Nova's
 own functional tests (test_vgpu.py) play it.
+
+A GPU in MIG mode (mig_host) shows on each VF its MIG-backed types, each
+with one free instance only while a GPU instance of the type's profile is
+free (sim/mig.py); a vGPU Nova creates there takes one.
 """
 import copy
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
 import fixtures
+import mig_host
 from oslo_utils import uuidutils
 from oslo_utils import versionutils
 
@@ -129,8 +134,11 @@ class FakeHost:
                  mdevs: Optional[List[Dict[str, str]]] = None,
                  order: str = 'lspci',
                  versions: Optional[Tuple[Tuple[int, ...],
-                                          Tuple[int, ...]]] = None) -> None:
+                                          Tuple[int, ...]]] = None,
+                 mig: Optional[mig_host.MigState] = None) -> None:
         self.pci = pci
+        # the MIG-capable GPUs' mode and GPU instances (mig_host.cut)
+        self.mig = mig or {}
         # (libvirt, QEMU) as the connection reports them; by default
         # Nova's fake libvirt's, its own minimums (8.0.0, 6.2.0 in 34)
         self.versions = versions
@@ -163,6 +171,11 @@ class FakeHost:
         """type -> (its spec, free instances) on this device now."""
         function = device.function
         if device.physical:
+            offers = mig_host.vf_offers(self.pci, self.mig, self.mdevs,
+                                        device.address)
+            if offers is not None:
+                return {type_id: (spec, spec['available_instances'])
+                        for type_id, spec in offers.items()}
             parent = next(f for f in self.pci
                           if f['address'] == device.physical)
             specs = parent['sriov'].get('vf_mdev_types', {})
