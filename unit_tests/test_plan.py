@@ -329,6 +329,18 @@ CASES = [
                'on 1 GPU' + H100_BOTH_NAMED + '; nvidia-1133 gets no vGPU on '
                '0000:41:00.0: it has no 3g.40gb GPU instance (mig-layout)'),
          sriov_capacity={'nvidia-1130': {'0000:41:00.0': 4}}),
+    # Defensive: on the mdev GPUs the charm cuts each size has one type;
+    # NVIDIA names C and Q types of one size for other boards (6000D).
+    case('MIG: two types of one size on a GPU: refused, naming them',
+         in_mig_mode(host(h100(types={
+             'nvidia-1200': ('NVIDIA 6000D-1-42C', 2),
+             'nvidia-1201': ('NVIDIA 6000D-1-42Q', 2)}), nova=CARACAL),
+             '1g.42gb', '1g.42gb'),
+         "{'6000D-1-42C': ['0000:41:00.0'], '6000D-1-42Q': ['0000:41:00.0']}",
+         None,
+         blocked('Invalid vgpu-device-mappings: nvidia-1200 and nvidia-1201 '
+                 'both take the 1g.42gb GPU instances of 0000:41:00.0; give '
+                 'it one of them')),
     case('MIG: two sizes on a GPU not in MIG mode: refused, naming the fix',
          H100_CARACAL, H100_BOTH_SIZES, None,
          blocked('Invalid vgpu-device-mappings: the GPU at 0000:41:00.0 '

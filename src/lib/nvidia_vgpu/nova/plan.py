@@ -192,6 +192,8 @@ def _host_mappings(snapshot: model.HostSnapshot, wanted: model.Mappings,
                    else types for device, types in offered.items()}
     host = profiles.merged(resolution, mappings.for_host(
         resolution.mappings, gpus, checked, shared))
+    host = host._replace(problems=host.problems + _one_type_per_size(
+        snapshot, host))
     if host.problems:
         more = len(host.problems) - 1
         raise _Refused('blocked', 'Invalid {}: {}{}'.format(
@@ -332,6 +334,24 @@ def _mig_profile(snapshot: model.HostSnapshot, address: str,
              for vf in vfs]
     return next((mig_layout.gi_profile_of(name) for name in names
                  if name), None)
+
+
+def _one_type_per_size(snapshot: model.HostSnapshot,
+                       host: mappings.HostMappings) -> List[str]:
+    """Why two types mapped to a GPU in MIG mode cannot share its GPU
+    instances: both take the same size (DC-1-24C and DC-1-24Q), and
+    nothing says how many of those instances each should have."""
+    sizes: Dict[Tuple[str, str], List[str]] = {}
+    for vgpu_type, addresses in sorted(host.sriov_gpus.items()):
+        for address in addresses:
+            profile = _mig_profile(snapshot, address, vgpu_type)
+            if profile:
+                sizes.setdefault((address, profile), []).append(vgpu_type)
+    return ['{} both take the {} GPU instances of {}; give it one of '
+            'them'.format(' and '.join(sorted(types, key=mappings.type_order)),
+                          profile, address)
+            for (address, profile), types in sorted(sizes.items())
+            if len(types) > 1]
 
 
 def _without_instances(snapshot: model.HostSnapshot,
