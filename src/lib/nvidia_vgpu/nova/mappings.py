@@ -158,9 +158,9 @@ def _checked_mapping(root: yaml.MappingNode) -> Mappings:
                     and PROFILE.fullmatch(vgpu_type)):
                 raise MappingError(
                     '{} is listed under both {} and {}; a GPU offers one '
-                    'type (nova-compute refuses to start otherwise), but '
-                    'in MIG mode several MIG-backed types, given by '
-                    'profile name (e.g. H100XM-1-10C)'.format(
+                    'type (nova-compute refuses to start otherwise); '
+                    'MIG-backed types share a GPU in MIG mode by profile '
+                    'name, e.g. H100XM-1-10C'.format(
                         address, owner[address], vgpu_type))
             # Several profile names may share an address: one value for
             # hosts with different GPUs there, each takes the one its GPU

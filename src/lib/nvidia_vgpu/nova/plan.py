@@ -339,7 +339,7 @@ def _mig_profile(snapshot: model.HostSnapshot, address: str,
 def _one_type_per_size(snapshot: model.HostSnapshot,
                        host: mappings.HostMappings) -> List[str]:
     """Why two types mapped to a GPU in MIG mode cannot share its GPU
-    instances: both take the same size (DC-1-24C and DC-1-24Q), and
+    instances: both take the same size (6000D-1-42C, 6000D-1-42Q), and
     nothing says how many of those instances each should have."""
     sizes: Dict[Tuple[str, str], List[str]] = {}
     for vgpu_type, addresses in sorted(host.sriov_gpus.items()):
