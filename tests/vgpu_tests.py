@@ -122,6 +122,52 @@ def hardware_mappings():
     return os.environ.get('TEST_VGPU_DEVICE_MAPPINGS') or None
 
 
+def mig_settings():
+    """(mig-layout, vgpu-device-mappings giving its MIG-backed types)
+    for a model whose hosts have MIG-capable GPUs, else None."""
+    layout = os.environ.get('TEST_MIG_LAYOUT')
+    mappings = os.environ.get('TEST_MIG_MAPPINGS')
+    if not (os.environ.get('TEST_NVIDIA_VGPU_HOST_SW') and layout and
+            mappings):
+        return None
+    return layout, mappings
+
+
+# list-vgpu-types ends with a line per MIG GPU: 'MIG on <GPU>: enabled;
+# GPU instances: 3g.40gb x1 giving H100XM-3-40C (nvidia-1133), ...'.
+MIG_LINE = re.compile(r'^MIG on [0-9a-f:.]+: enabled; GPU instances: (.*)$',
+                      re.MULTILINE)
+MIG_SIZE = re.compile(r'^\S+ x(?P<count>\d+)(?: giving (?P<types>.*))?$')
+MDEV_GROUP = re.compile(r'(?ms)^\[mdev_(nvidia-\d+)\]\n(.*?)(?=^\[|\Z)')
+DEVICE_ADDRESSES = re.compile(r'(?m)^device_addresses\s*=\s*(.*)$')
+
+
+def vgpus_per_gpu_instance(listing):
+    """{type id: GPU instances of its size on this host's MIG GPUs}, from
+    list-vgpu-types' output: Nova should offer that many of the type."""
+    counts = {}
+    for instances in MIG_LINE.findall(listing):
+        for size in re.split(r', (?=\S+ x\d+)', instances):
+            match = MIG_SIZE.match(size)
+            if not match:
+                continue
+            for type_id in re.findall(r'\((nvidia-\d+)\)',
+                                      match.group('types') or ''):
+                counts[type_id] = (counts.get(type_id, 0) +
+                                   int(match.group('count')))
+    return counts
+
+
+def mdev_devices(nova_conf_text):
+    """{type id: its [mdev_<type>] device_addresses} in a nova.conf."""
+    found = {}
+    for type_id, body in MDEV_GROUP.findall(nova_conf_text):
+        match = DEVICE_ADDRESSES.search(body)
+        found[type_id] = [address.strip() for address in
+                          match.group(1).split(',')] if match else []
+    return found
+
+
 def set_vgpu_device_mappings():
     """Configure step: the model's own mappings, or a harmless default."""
     zaza.model.set_application_config(APPLICATION, {
@@ -164,15 +210,21 @@ def published_settings(principal, subordinate):
     return json.loads(result['Stdout'])
 
 
+def subordinate_statuses():
+    """{our unit: (workload status, its message)}, from the model."""
+    status = zaza.model.get_status().applications[PRINCIPAL]
+    return {name: (unit.workload_status.status, unit.workload_status.info)
+            for principal in status.units.values()
+            for name, unit in (principal.subordinates or {}).items()
+            if name.startswith(APPLICATION + '/')}
+
+
 def ready_units():
     """Our units whose status is 'Unit is ready ...'."""
-    status = zaza.model.get_status().applications[PRINCIPAL]
-    return sorted(
-        name for principal in status.units.values()
-        for name, unit in (principal.subordinates or {}).items()
-        if name.startswith(APPLICATION + '/') and
-        unit.workload_status.status == 'active' and
-        unit.workload_status.info.startswith('Unit is ready'))
+    return sorted(name for name, (state, message)
+                  in subordinate_statuses().items()
+                  if state == 'active' and
+                  message.startswith('Unit is ready'))
 
 
 def assert_ready_units_healthy(test):
@@ -433,6 +485,54 @@ class VgpuHardwareTest(unittest.TestCase):
             text = nova_conf(principal)
             self.assertIsNone(MDEV_CLASS.search(text) or
                               PCI_CLASS.search(text))
+
+
+@unittest.skipUnless(mig_settings(),
+                     'needs MIG-capable NVIDIA GPUs in the model: set '
+                     'TEST_NVIDIA_VGPU_HOST_SW, TEST_MIG_LAYOUT and '
+                     'TEST_MIG_MAPPINGS')
+class VgpuMigTest(unittest.TestCase):
+    """mig-layout cuts the GPUs, and Nova offers each MIG-backed type
+    once per GPU instance of its size, on VFs of its own.
+
+    Runs after VgpuHardwareTest (tests.yaml order): the driver runs.
+    """
+
+    def test_nova_offers_one_vgpu_per_gpu_instance(self):
+        layout, mappings = mig_settings()
+        config = zaza.model.get_application_config(APPLICATION)
+        previous = {key: config[key]['value']
+                    for key in ('mig-layout', 'vgpu-device-mappings')}
+        zaza.model.set_application_config(APPLICATION, {
+            'mig-layout': layout, 'vgpu-device-mappings': mappings})
+        try:
+            zaza.model.block_until_all_units_idle()
+            # A100 and A30 switch MIG mode only at a reset or a reboot.
+            for unit, (_, message) in sorted(subordinate_statuses().items()):
+                if message.startswith('Reboot required: MIG mode'):
+                    zaza.model.run_on_unit(unit, 'sudo shutdown -r +1')
+            zaza.model.wait_for_application_states(states={
+                APPLICATION: {'workload-status': 'active',
+                              'workload-status-message-prefix':
+                              'Unit is ready'}}, timeout=TIMEOUT)
+            for principal, unit in sorted(subordinates_by_principal().items()):
+                listed = zaza.model.run_action(unit, 'list-vgpu-types',
+                                               raise_on_failure=True)
+                wanted = vgpus_per_gpu_instance(
+                    listed.data['results']['output'])
+                given = mdev_devices(nova_conf(principal))
+                devices = [device for listed_devices in given.values()
+                           for device in listed_devices]
+                self.assertEqual(len(devices), len(set(devices)),
+                                 'a VF under two types on ' + principal)
+                for type_id, count in sorted(wanted.items()):
+                    if type_id in given:
+                        self.assertEqual(len(given[type_id]), count,
+                                         (principal, type_id))
+            assert_ready_units_healthy(self)
+        finally:
+            zaza.model.set_application_config(APPLICATION, previous)
+            zaza.model.block_until_all_units_idle()
 
 
 @unittest.skipUnless(guest_settings(),

@@ -248,3 +248,46 @@ def test_monitoring_test_runs_the_commands_the_charm_writes(
         'nvidia_vgpu_drift', '--facts',
         '/var/lib/nova-compute-nvidia-vgpu/monitoring.json', '--max-age',
         '7200']
+
+
+def test_mig_test_skips_without_its_settings(vgpu_tests, monkeypatch):
+    for name in ('TEST_NVIDIA_VGPU_HOST_SW', 'TEST_MIG_LAYOUT',
+                 'TEST_MIG_MAPPINGS'):
+        monkeypatch.delenv(name, raising=False)
+    assert vgpu_tests.mig_settings() is None
+    monkeypatch.setenv('TEST_NVIDIA_VGPU_HOST_SW', '/tmp/vgpu.deb')
+    monkeypatch.setenv('TEST_MIG_LAYOUT', "{'10de:2331': {'1g.10gb': 4}}")
+    assert vgpu_tests.mig_settings() is None
+    monkeypatch.setenv('TEST_MIG_MAPPINGS', "{'H100XM-1-10C': ['10de:2331']}")
+    assert vgpu_tests.mig_settings() == (
+        "{'10de:2331': {'1g.10gb': 4}}", "{'H100XM-1-10C': ['10de:2331']}")
+
+
+def test_mig_test_reads_what_the_charm_lists_and_nova_gets(
+        vgpu_tests, fake_commands):
+    """The charm's own list-vgpu-types output and the nova.conf rendered
+    from its plan, for an H100 cut into 4 1g.10gb and 1 3g.40gb
+    instances with both sizes mapped: the test expects what they say."""
+    from nova_consumer import consume, published, render_text
+    from snapshots import (CARACAL, H100_VFS, h100, host, in_mig_mode,
+                           rules)
+    from nvidia_vgpu.model import GpuTypes, VgpuType
+    from nvidia_vgpu.nova import plan, type_listing
+    snapshot = in_mig_mode(host(h100(), nova=CARACAL),
+                           *['1g.10gb'] * 4 + ['3g.40gb'])
+    decided = plan.plan_nova(
+        snapshot, "{'H100XM-1-10C': ['10de:2331'], "
+        "'H100XM-3-40C': ['10de:2331']}", None, rules(CARACAL), None, None)
+    text = render_text(consume(fake_commands, published(decided.sections)))
+    assert vgpu_tests.mdev_devices(text) == {
+        'nvidia-1130': list(H100_VFS[:4]), 'nvidia-1133': [H100_VFS[4]]}
+    per_vf = [[VgpuType(type_id, vf, name, '', 1)
+               for type_id, name in snapshot.offered[vf].items()]
+              for vf in H100_VFS]
+    listing = type_listing.listing(
+        [GpuTypes('0000:41:00.0', per_vf, sriov=True)], 'VGPU',
+        mig=dict(snapshot.mig))['output']
+    assert vgpu_tests.vgpus_per_gpu_instance(listing) == {
+        'nvidia-1130': 4, 'nvidia-1133': 1}
+    assert vgpu_tests.vgpus_per_gpu_instance(
+        'MIG on 0000:41:00.0: disabled') == {}
