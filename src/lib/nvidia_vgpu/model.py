@@ -159,6 +159,16 @@ class MigGpu(NamedTuple):
     profiles: Tuple[GiProfile, ...] = ()
     instances: Tuple[GpuInstance, ...] = ()
 
+    @property
+    def enabled(self) -> bool:
+        """In MIG mode now (nvidia-smi writes Enabled)."""
+        return self.mode.lower() == 'enabled'
+
+    def instances_of(self, profile: str) -> int:
+        """How many GPU instances of this profile exist."""
+        return sum(1 for instance in self.instances
+                   if instance.profile == profile)
+
 
 class MigPlan(NamedTuple):
     """What mig-layout asks of this host now, and what waits.

@@ -100,7 +100,7 @@ def main(argv: Sequence[str]) -> int:
             code, said = mig.enable(address)
         else:
             gpu = state.get(address)
-            if gpu is None or gpu.mode.lower() != 'enabled':
+            if gpu is None or not gpu.enabled:
                 print('GPU {} is not in MIG mode: no GPU instances '
                       'made'.format(address), file=sys.stderr)
                 failed = True

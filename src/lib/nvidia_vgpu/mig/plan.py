@@ -17,8 +17,6 @@ from nvidia_vgpu import model
 from nvidia_vgpu.mig import instances as gpu_instances, layout as mig_layout
 from nvidia_vgpu.nova import guest_safety
 
-ENABLED = 'enabled'
-
 
 def for_host(layout: mig_layout.Layout,
              gpus: Sequence[model.HostGpu]) -> Dict[str, Dict[str, int]]:
@@ -76,7 +74,7 @@ def plan(layout: mig_layout.Layout, gpus: Sequence[model.HostGpu],
         else:
             work.gpu(mig[address], instances, list(users.get(address, ())))
     for address in sorted(set(applied) - set(wanted)):
-        if address in mig and mig[address].mode.lower() == ENABLED:
+        if address in mig and mig[address].enabled:
             work.leave(mig[address], list(users.get(address, ())))
     return work.result()
 
@@ -102,8 +100,8 @@ class _Work:
             self.refused[gpu.address] = problem
             return
         self.wanted[gpu.address] = ordered(instances)
-        if gpu.mode.lower() != ENABLED:
-            if gpu.pending.lower() == ENABLED:
+        if not gpu.enabled:
+            if gpu.pending.lower() == 'enabled':
                 self.reset_pending.append(gpu.address)
             elif guests:
                 self.held[gpu.address] = tuple(sorted(guests))
@@ -210,7 +208,7 @@ def instances_missing(record: Mapping[str, Sequence[str]],
     missing = {}
     for address, wanted in sorted(record.items()):
         gpu = (mig or {}).get(address)
-        if gpu is None or gpu.mode.lower() != ENABLED:
+        if gpu is None or not gpu.enabled:
             continue
         left, _ = gpu_instances.compare(
             wanted, [instance.profile for instance in gpu.instances])

@@ -318,8 +318,7 @@ def _mig_instances(snapshot: model.HostSnapshot, address: str,
     profile = _mig_profile(snapshot, address, vgpu_type)
     if profile is None:
         return None
-    return sum(1 for instance in snapshot.mig[address].instances
-               if instance.profile == profile)
+    return snapshot.mig[address].instances_of(profile)
 
 
 def _mig_profile(snapshot: model.HostSnapshot, address: str,
@@ -379,7 +378,7 @@ def mig_mode_gpus(snapshot: model.HostSnapshot) -> Set[str]:
     """The GPUs in MIG mode now, read where mig-layout asks: several
     MIG-backed types may share each of them, on VFs of their own."""
     return {address for address, gpu in (snapshot.mig or {}).items()
-            if gpu.mode.lower() == 'enabled'}
+            if gpu.enabled}
 
 
 def _split(host_mappings: model.Mappings, devices: Set[str],

@@ -92,7 +92,7 @@ def _cap_at_free_instances(records: List[Dict[str, object]],
     """On a GPU in MIG mode a MIG-backed type has one vGPU per GPU
     instance of its profile, whatever each VF shows: its available
     count is at most the instances that no vGPU of its size takes."""
-    if gpu is None or gpu.mode.lower() != 'enabled':
+    if gpu is None or not gpu.enabled:
         return
     sizes = {str(record['type']): mig_layout.gi_profile_of(
         str(record['name'] or '')) for record in records}
@@ -101,8 +101,7 @@ def _cap_at_free_instances(records: List[Dict[str, object]],
         if profile is None or record['available_instances'] is None:
             continue
         taken = sum(1 for type_id in hosted if sizes.get(type_id) == profile)
-        made = sum(1 for instance in gpu.instances
-                   if instance.profile == profile)
+        made = gpu.instances_of(profile)
         record['available_instances'] = min(
             int(str(record['available_instances'])), max(0, made - taken))
 
@@ -117,7 +116,7 @@ def _mig_record(gpu: model.MigGpu) -> Dict[str, object]:
 
 
 def _by_size(instance: model.GpuInstance) -> Tuple[int, str, int]:
-    return (-int(instance.profile.split('g.', 1)[0]), instance.profile,
+    return (-mig_layout.slices(instance.profile), instance.profile,
             instance.id)
 
 
@@ -128,7 +127,7 @@ def _mig_line(gpu: model.MigGpu, records: List[Dict[str, object]]) -> str:
     if gpu.pending.lower() != mode:
         mode += ' ({} after the next GPU reset or reboot)'.format(
             gpu.pending.lower())
-    if gpu.mode.lower() != 'enabled':
+    if not gpu.enabled:
         return 'MIG on {}: {}'.format(gpu.address, mode)
     counts: Dict[str, int] = {}
     for instance in sorted(gpu.instances, key=_by_size):
