@@ -13,14 +13,13 @@ import subprocess
 from typing import (Callable, Dict, List, Optional, Sequence, Tuple,
                     TypeVar)
 
+from nvidia_vgpu.host import nvidia_smi
 from nvidia_vgpu.model import GiProfile, GpuInstance, MigGpu
 
 T = TypeVar('T')
 
 QUERY = ('nvidia-smi', '--query-gpu=index,pci.bus_id,mig.mode.current,'
          'mig.mode.pending', '--format=csv,noheader')
-# A wedged GPU can keep nvidia-smi waiting; a hook must still end.
-TIMEOUT_S = 60
 # |   0  MIG 1g.10gb       19     7/7        9.50       No     14 ...
 PROFILE_ROW = re.compile(
     r'^\|\s*(?P<gpu>\d+)\s+MIG\s+(?P<name>\S+)\s+(?P<id>\d+)\s+'
@@ -38,7 +37,8 @@ def _run(argv: Tuple[str, ...]) -> Optional[str]:
     try:
         done = subprocess.run(list(argv), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE,
-                              universal_newlines=True, timeout=TIMEOUT_S)
+                              universal_newlines=True,
+                              timeout=nvidia_smi.TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -121,17 +121,10 @@ def bus_id(address: str) -> str:
 
 def _change(argv: Tuple[str, ...]) -> Tuple[int, str]:
     """Exit status and output (both streams) of a command that changes
-    the GPU; 127 where nvidia-smi is missing."""
-    try:
-        done = subprocess.run(list(argv), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT,
-                              universal_newlines=True, timeout=TIMEOUT_S)
-    except FileNotFoundError:
-        return 127, '{}: not found'.format(argv[0])
-    except subprocess.TimeoutExpired:
-        return 124, '{} gave no answer within {} s'.format(argv[0],
-                                                           TIMEOUT_S)
-    return done.returncode, done.stdout.strip()
+    the GPU; 127 where nvidia-smi is missing, 124 where it gave no
+    answer in time."""
+    code, said = nvidia_smi.run(argv)
+    return (124 if code is None else code), said.strip()
 
 
 def enable(address: str) -> Tuple[int, str]:
