@@ -116,7 +116,7 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
         config['mig-layout'] = mig_layout
     charm = _charm_class(fake_commands, config, nova_version,
                          NOBLE_PACKAGES if packages is None else packages)
-    decided = charm.nova_plan
+    decided = charm.context.plan.nova
     data = {}
     if decided.sections is not None:
         from nvidia_vgpu.nova import nova_config

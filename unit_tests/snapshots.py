@@ -13,9 +13,9 @@ from typing import Dict, NamedTuple, Optional, Sequence, Tuple
 from nvidia_vgpu import model
 from nvidia_vgpu.nova import nova_config, releases
 
-# ------------------------------------------------ releases, as the charm
-# classes give them (charm/openstack/nova_compute_nvidia_vgpu.py;
-# test_plan.py checks them against the classes)
+# ------------------------------------------------ releases, as Nova's
+# release notes give them (test_plan.py checks nova/families.py's table
+# against this)
 
 QUEENS = '2:17.0.13-0ubuntu5'
 USSURI = '2:21.2.4-0ubuntu2'
@@ -137,7 +137,7 @@ def sriov(fn: model.PciFunction, vf_count: int,
     return Board(
         fn, model.HostGpu(fn.address, True, vfs, False, ':'.join(
             (fn.vendor_id, fn.device_id, fn.subsystem_vendor_id,
-             fn.subsystem_device_id))), offered,
+             fn.subsystem_device_id)), vf_count), offered,
         {type_id: description(most) for type_id, (_, most) in types.items()}
         if vfs else {})
 
@@ -177,7 +177,7 @@ def l40s(address: str = '0000:41:00.0', vf_count: int = 8,
     offered = {address: {}}
     offered.update({vf: dict(L40S_TYPES) for vf in vfs})
     return Board(fn, model.HostGpu(address, True, vfs, bool(vfs),
-                                   '10de:26b9:10de:1851'),
+                                   '10de:26b9:10de:1851', vf_count),
                  offered, device_ids={vf: '26b9' for vf in vfs})
 
 

@@ -94,12 +94,15 @@ def test_the_hook_instance_is_chosen_through_the_selector(charm_module,
 ])
 def test_each_release_family_gets_its_nova_options(
         charm_module, fake_commands, version, options, limit):
-    from nvidia_vgpu.nova import nova_config
+    """The instance charms.openstack chooses for the installed nova
+    plans with that release's row of families.FAMILIES."""
+    from nvidia_vgpu.nova import families, nova_config
     installed(fake_commands, version)
     fake_commands.set('config-get', stdout='{"vgpu-device-mappings": ""}')
     instance = charm_module.NovaComputeNvidiaVgpuCharm.singleton
-    assert instance.nova_options == getattr(nova_config, options)
-    assert instance.vgpu_type_limit(version) == limit
+    rules = families.nova_rules(instance.context.host.nova_version)
+    assert rules.options == getattr(nova_config, options)
+    assert rules.type_limit == limit
 
 
 def test_releases_packages_map_names_every_release_family(charm_module):

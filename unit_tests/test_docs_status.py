@@ -26,12 +26,17 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB = os.path.join(REPO, 'src', 'lib')
 CHARM_MODULE = os.path.join(LIB, 'charm', 'openstack',
                             'nova_compute_nvidia_vgpu.py')
-# Where a unit status is decided: the charm class and its guests-first
-# base, the plan of what Nova gets, and the waiting and ready statuses.
-STATUS_MODULES = (CHARM_MODULE,
-                  os.path.join(LIB, 'charm', 'openstack', 'guests_first.py'),
+SOFTWARE = os.path.join(LIB, 'nvidia_vgpu', 'apply', 'software.py')
+# Where a unit status is decided: the hook plan's precedence, the plan of
+# what Nova gets, the waiting and ready statuses; and where the apply
+# side sets one or records a software problem (the charm class, the
+# software, the boot units).
+STATUS_MODULES = (os.path.join(LIB, 'nvidia_vgpu', 'hook_plan',
+                               'precedence.py'),
                   os.path.join(LIB, 'nvidia_vgpu', 'nova', 'plan.py'),
-                  os.path.join(LIB, 'nvidia_vgpu', 'status.py'))
+                  os.path.join(LIB, 'nvidia_vgpu', 'status.py'),
+                  CHARM_MODULE, SOFTWARE,
+                  os.path.join(LIB, 'nvidia_vgpu', 'apply', 'boot_units.py'))
 STATES = ('active', 'blocked', 'waiting', 'maintenance')
 
 
@@ -52,7 +57,8 @@ def _tree(path: str) -> ast.Module:
 
 
 # Module names as the code imports them, where their room is not in it.
-ROOMS = ('', 'host', 'nova', 'driver', 'health', 'monitoring', 'mig')
+ROOMS = ('', 'host', 'nova', 'driver', 'health', 'monitoring', 'mig',
+         'hook_plan', 'apply', 'relations')
 
 
 def _module_path(name: str, room_first: str = '') -> str:
@@ -211,7 +217,7 @@ def _messages_from(node: ast.AST, path: str,
         return [pattern for module, name in OPTION_ERRORS
                 for pattern in _error_messages(module, name)]
     if isinstance(node, ast.Name) and node.id == 'port_problem':
-        return _returned(_module_path('cos_agent'), 'port_problem')
+        return _returned(_module_path('metrics_port'), 'problem')
     if isinstance(node, ast.Name) and node.id == 'layout_problem':
         return _error_messages('layout', 'LayoutError')
     if isinstance(node, ast.Name) and node.id == 'mig_problem':
@@ -333,14 +339,14 @@ def code_messages() -> Dict[str, List[Pattern]]:
     # What _install() returns is recorded as the software problem: its own
     # messages, and the kernel module build's (_kernel_module_problem()
     # returns module_build.problem()'s).
-    messages['_install'] = _returned(CHARM_MODULE, '_install',
+    messages['_install'] = _returned(SOFTWARE, '_install',
                                      passed_on=('problem',))
-    assert _calls(CHARM_MODULE, '_kernel_module_problem',
+    assert _calls(SOFTWARE, '_kernel_module_problem',
                   'module_build', 'problem')
     # module_build.problem() returns what its two checks return; a
     # kernel booted without the module is the software problem too
     # (_build_module() returns module_build.unbuilt_module()'s).
-    assert _calls(CHARM_MODULE, '_build_module', 'module_build',
+    assert _calls(SOFTWARE, '_build_module', 'module_build',
                   'unbuilt_module')
     messages['module_build'] = [
         pattern for function in ('_headers_problem', '_signing_problem',

@@ -24,7 +24,8 @@ HOST = ('host',)
 POLICY = ('nova', 'health', 'status', 'vgpu_types', 'juju_commands',
           'option_text', 'mig',
           'driver.software', 'driver.module_build', 'driver.sriov',
-          'driver.series_upgrade', 'monitoring.report')
+          'driver.series_upgrade', 'monitoring.report',
+          'monitoring.metrics_port', 'hook_plan')
 RECORDS = ('model',)
 # Programs the host runs outside the charm, from the charm's copy of the
 # file alone: the standard library of the host's python3 only.
@@ -108,8 +109,8 @@ def test_every_module_is_in_a_room():
     that bring them together)."""
     programs = ('driver.restore', 'driver.mig_boot', 'restore', 'state',
                 'memo', 'monitoring.facts_file', 'monitoring.nrpe',
-                'monitoring.upkeep', 'monitoring.exporter',
-                'monitoring.cos_agent')
+                'monitoring.exporter',
+                'monitoring.cos_agent', 'apply', 'relations')
     assert [module for module, _ in MODULES
             if not _in(module, HOST + POLICY + RECORDS + STANDALONE +
                        programs)] == []

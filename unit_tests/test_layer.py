@@ -59,8 +59,10 @@ def test_config_declares_mappings_with_an_example():
 def test_actions_declare_the_charms_actions_and_their_scripts():
     actions = load('actions.yaml')
     assert set(actions) == {"list-vgpu-types", "pause", "restart-services",
-                            "install-vgpu-software", "vgpu-health"}
-    for name in ('list-vgpu-types', 'install-vgpu-software', 'vgpu-health'):
+                            "install-vgpu-software", "vgpu-health",
+                            "preview-config"}
+    for name in ('list-vgpu-types', 'install-vgpu-software', 'vgpu-health',
+                 'preview-config'):
         script = os.path.join(SRC, 'actions', name)
         assert os.access(script, os.X_OK)
     # layer:openstack brings pause's and restart-services' scripts; this
@@ -74,6 +76,12 @@ def test_actions_declare_the_charms_actions_and_their_scripts():
         assert not os.path.exists(os.path.join(SRC, 'actions', name))
     # The health check takes nothing: it only reads the host.
     assert 'params' not in actions['vgpu-health']
+    # The preview takes the options it previews, in their own form.
+    config = load('config.yaml')['options']
+    assert {name: param['type'] for name, param in
+            actions['preview-config']['params'].items()} == {
+        name: config[name]['type'] for name in (
+            'vgpu-device-mappings', 'mig-layout', 'vgpu-resource-class')}
 
 
 def test_layer_builds_on_layer_openstack_in_a_venv():

@@ -19,7 +19,7 @@ from typing import Dict, NamedTuple, Optional, Tuple
 import pytest
 
 from nvidia_vgpu import model, status
-from nvidia_vgpu.nova import guest_safety, plan
+from nvidia_vgpu.nova import families, guest_safety, plan
 from snapshots import (
     A100_MIG, A100_VFS, A40_51, A40_52, A40S, CARACAL, EPOXY, GUEST_A,
     GUEST_B, H100_VFS, L40S_VFS, NOBLE_LIBVIRT, NOBLE_QEMU, QUEENS,
@@ -28,7 +28,6 @@ from snapshots import (
     l40s, pci, queens, rules, shut_off, t4, ussuri, v100, vf_addresses,
     with_mdev_guests, with_vf_guests, xena)
 # The charm module, freshly imported, and nova-common as dpkg reports it.
-from test_charm_class import charm_module, installed  # noqa: F401
 
 
 # An H100 cut as mig-layout {'1g.10gb': 4, '3g.40gb': 1} asks, and both
@@ -945,19 +944,13 @@ def test_hostile_values_are_refused_by_name_and_publish_nothing(
     assert all(' ' <= character <= '~' for character in message)
 
 
-# --------------------------------- the table's rules are the charm's
+# ------------------------------ the table's rules are the release data's
 
 
 @pytest.mark.parametrize('version', [
     QUEENS, '2:20.6.1-0ubuntu1~cloud0', USSURI, VICTORIA_BEFORE_FIX, VICTORIA,
     WALLABY, YOGA, CARACAL, EPOXY])
-def test_the_rules_are_the_charm_classes(
-        charm_module, fake_commands, version):  # noqa: F811
-    """The rules the table uses for each release are those the charm
-    class chosen for it gives the plan."""
-    installed(fake_commands, version)
-    fake_commands.set('config-get', stdout='{"vgpu-device-mappings": ""}')
-    charm = charm_module.NovaComputeNvidiaVgpuCharm.singleton
-    assert model.NovaRules(
-        charm.nova_options, charm.vgpu_type_limit(version),
-        charm.single_type_reason) == rules(version)
+def test_the_rules_are_the_release_families(version):
+    """The rules the table uses for each release (written here as the
+    release notes say them) are those nova/families.py gives the plan."""
+    assert families.nova_rules(version) == rules(version)

@@ -4,10 +4,10 @@
 list-vgpu-types only reads the host (lspci, sysfs, the unit's record of
 the installed software), so it runs without the reactive framework or
 charms.openstack: asking a large GPU server costs little more than
-reading its sysfs files. install-vgpu-software and vgpu-health need the
-charm class (the release's, through charms.openstack) as the hooks do:
-the health check compares the host with what that release's Nova was
-given.
+reading its sysfs files. install-vgpu-software, vgpu-health and
+preview-config need the charm instance (through charms.openstack) as the
+hooks do: the health check compares the host with what that release's
+Nova was given, and the preview runs the hooks' own decision.
 """
 import json
 import os
@@ -84,9 +84,25 @@ def vgpu_health() -> None:
         hookenv.action_fail(failure)
 
 
+def preview_config() -> None:
+    """What the unit would do with these option values, changing
+    nothing: fails with the refusal the status would show."""
+    import charms_openstack.bus
+    import charms_openstack.charm as charm
+    charms_openstack.bus.discover()
+    values = hookenv.action_get() or {}
+    with charm.provide_charm_instance() as instance:
+        found = instance.context.preview(values)
+    if found.refused:
+        hookenv.action_fail(found.refused)
+        return
+    hookenv.action_set(found.results)
+
+
 ACTIONS = {
     'install-vgpu-software': install_vgpu_software,
     'list-vgpu-types': list_vgpu_types,
+    'preview-config': preview_config,
     'vgpu-health': vgpu_health,
 }
 

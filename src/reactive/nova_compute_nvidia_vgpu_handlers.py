@@ -1,14 +1,18 @@
-"""Reactive wiring: when these flags (or this hook), call this method of
-the charm instance.
+"""Reactive wiring: when these flags (or this hook), which collaborator
+of the charm instance does what.
 
-The work lives in the charm class (lib/charm/openstack/) and in the pure
-modules it calls (lib/nvidia_vgpu/); handlers only route.
+The decisions live in the hook's plan (lib/nvidia_vgpu/hook_plan/), the
+work in the collaborators (lib/nvidia_vgpu/apply/, relations/); the
+handlers only route.
 """
 import charms.reactive as reactive
 import charms_openstack.bus
 import charms_openstack.charm as charm
 
 charms_openstack.bus.discover()
+
+STOPPING = 'nova-compute-nvidia-vgpu.stopping'
+UPDATE_STATUS = 'is-update-status-hook'
 
 # layer:openstack's default handlers run install(), config_changed(),
 # upgrade_charm() and assess_status() for us.
@@ -25,17 +29,17 @@ def ensure_vgpu_software():
     """Retry a failed install, or install for a GPU added while the host
     was down; config.changed alone would miss an unchanged config."""
     with charm.provide_charm_instance() as instance:
-        instance.ensure_vgpu_software()
+        instance.software.ensure()
         instance.assess_status()
 
 
 @reactive.when('nova-compute-nvidia-vgpu.software-waits')
-@reactive.when_not('nova-compute-nvidia-vgpu.stopping')
+@reactive.when_not(STOPPING)
 def install_once_guests_are_gone():
     """A revision held back for guests installs at the first hook after
     they are gone, update-status included."""
     with charm.provide_charm_instance() as instance:
-        instance.install_once_guests_are_gone()
+        instance.software.install_once_guests_are_gone()
         instance.assess_status()
 
 
@@ -45,30 +49,27 @@ def publish_nova_config():
     vGPU settings (only what changed), in update-status too: a change
     that waited for guests applies there once they are gone."""
     with charm.provide_charm_instance() as instance:
-        instance.ensure_mig()
-        instance.publish_nova_config(
-            reactive.endpoint_from_flag('nova-vgpu.connected'),
-            periodic=reactive.is_flag_set('is-update-status-hook'))
+        instance.mig.ensure(stopping=reactive.is_flag_set(STOPPING))
+        instance.nova_vgpu.publish()
         instance.assess_status()
 
 
 @reactive.when('cos-agent.available')
-@reactive.when_not('is-update-status-hook')
+@reactive.when_not(UPDATE_STATUS)
 def configure_cos_agent():
-    """Serve this host's vGPU metrics and give grafana-agent their scrape
+    """Serve this host's vGPU metrics and give the agent their scrape
     job, alert rules and dashboard (a new port comes with config-changed,
     a new revision with upgrade-charm: not in update-status)."""
     with charm.provide_charm_instance() as instance:
-        instance.configure_cos_agent(
-            reactive.endpoint_from_flag('cos-agent.available'))
+        instance.cos_agent.configure()
 
 
 @reactive.when('nova-compute-nvidia-vgpu.exporter')
 @reactive.when_not('cos-agent.connected')
 def remove_exporter():
-    """grafana-agent is gone: so is the metrics exporter."""
+    """The agent is gone: so is the metrics exporter."""
     with charm.provide_charm_instance() as instance:
-        instance.remove_cos_agent()
+        instance.cos_agent.remove()
 
 
 @reactive.hook('stop')
@@ -76,16 +77,16 @@ def remove_boot_units():
     """The unit is going away: leave no boot-time unit of ours behind."""
     with charm.provide_charm_instance() as instance:
         instance.remove_boot_units()
-    reactive.set_flag('nova-compute-nvidia-vgpu.stopping')
+    reactive.set_flag(STOPPING)
 
 
 @reactive.when('charm.installed')
-@reactive.when_not('nova-compute-nvidia-vgpu.stopping')
+@reactive.when_not(STOPPING)
 def keep_vgpus_across_reboots():
     """Keep what the next boot needs to give guests their vGPUs back."""
     with charm.provide_charm_instance() as instance:
-        instance.keep_vgpus_across_reboots(
-            periodic=reactive.is_flag_set('is-update-status-hook'))
+        instance.boot_units.keep_vgpus_across_reboots(
+            periodic=reactive.is_flag_set(UPDATE_STATUS))
 
 
 @reactive.when('charm.series-upgrading')
@@ -100,23 +101,21 @@ def finish_series_upgrade_prepare():
 
 @reactive.when_any('nrpe-external-master.available', 'cos-agent.available',
                    'nova-compute-nvidia-vgpu.monitored')
-@reactive.when_not('nova-compute-nvidia-vgpu.stopping')
+@reactive.when_not(STOPPING)
 def update_monitoring():
     """Keep what NRPE and the exporter read current at every hook, and
     remove it once no monitoring relation is left."""
     with charm.provide_charm_instance() as instance:
-        monitored = instance.update_monitoring(
-            reactive.endpoint_from_flag('nrpe-external-master.available'),
-            reactive.is_flag_set('cos-agent.available'))
+        monitored = instance.monitoring.update()
     reactive.toggle_flag('nova-compute-nvidia-vgpu.monitored', monitored)
 
 
 @reactive.when('charm.installed')
-@reactive.when_not('nova-compute-nvidia-vgpu.stopping', 'nova-vgpu.connected')
+@reactive.when_not(STOPPING, 'nova-vgpu.connected')
 def ensure_mig():
     """Cut MIG GPUs as mig-layout asks, at every hook (with nova-vgpu,
     publish_nova_config does, first): a change that waited for guests
     applies at the first hook after they are gone."""
     with charm.provide_charm_instance() as instance:
-        instance.ensure_mig()
+        instance.mig.ensure()
         instance.assess_status()

@@ -67,6 +67,7 @@ class HostGpu(NamedTuple):
     vendor_vfio: bool = False
     # "10de:1db4:10de:1214": what selectors match
     ids: str = ''
+    total_vfs: int = 0          # how many VFs it can have (0: no SR-IOV)
 
     def matches(self, selector: str) -> bool:
         return self.ids == selector or self.ids.startswith(selector + ':')
@@ -365,6 +366,8 @@ class HostSnapshot(NamedTuple):
     # MIG-capable GPUs as the driver reports them, where MIG was asked
     # about (a layout to apply or undo) and the driver runs; else None.
     mig: Optional[Mapping[str, MigGpu]] = None
+    # vendor-specific VFIO VF -> the vGPU type number it has (0: none)
+    vf_current_types: Mapping[str, int] = {}
 
 
 class SriovWork(NamedTuple):

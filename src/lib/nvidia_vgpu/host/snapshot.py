@@ -59,7 +59,10 @@ def read(nova_version: Optional[str],
         recorded_vf_types=boot_records.recorded_vf_types(),
         libvirt_version=libvirt_version, qemu_version=qemu_version,
         mig=mig_state.read() if mig and driver is not None and any(
-            gpu.sriov for gpu in gpus) else None)
+            gpu.sriov for gpu in gpus) else None,
+        vf_current_types={vf: sysfs.current_vgpu_type(vf) or 0
+                          for gpu in gpus if gpu.vendor_vfio
+                          for vf in gpu.virtual_functions})
 
 
 def with_records(snapshot: model.HostSnapshot) -> model.HostSnapshot:
@@ -80,12 +83,13 @@ def host_gpu(function: model.PciFunction) -> model.HostGpu:
     vendor-specific VFIO driver (no mdev).
     """
     vfs = tuple(sysfs.sriov_virtual_functions(function.address))
+    total_vfs = sysfs.sriov_total_vfs(function.address)
     return model.HostGpu(
-        function.address, sysfs.sriov_total_vfs(function.address) > 0, vfs,
+        function.address, total_vfs > 0, vfs,
         bool(vfs) and sysfs.creatable_vgpu_types(vfs[0]) is not None,
         ':'.join((function.vendor_id, function.device_id,
                   function.subsystem_vendor_id or '0000',
-                  function.subsystem_device_id or '0000')))
+                  function.subsystem_device_id or '0000')), total_vfs)
 
 
 def offered_types(gpus: Tuple[model.HostGpu, ...],

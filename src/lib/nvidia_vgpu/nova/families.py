@@ -1,0 +1,83 @@
+"""What each OpenStack release family's Nova takes, as one table.
+
+A family starts at a release and lasts until the next one: Nova's option
+names, how many vGPU types it honours, and who keeps vGPUs across a
+reboot. A new Nova release that changes any of these is one more row,
+not one more charm class or `if release >=` branch.
+"""
+from typing import NamedTuple, Optional, Tuple
+
+from nvidia_vgpu import model
+from nvidia_vgpu.nova import nova_config, releases
+
+
+class Family(NamedTuple):
+    """The rules of the releases from `release` to the next family's."""
+
+    release: str
+    options: model.NovaOptions
+    # nova's upstream version from which several types are honoured
+    # (None: from the family's first release; () : never in this family)
+    several_types_from: Optional[Tuple[int, ...]]
+    single_type_reason: str
+    # the charm's boot unit recreates guests' vGPUs (before Nova keeps
+    # them itself through libvirt, which needs mdevctl)
+    restores_mdevs: bool
+    needs_mdevctl: bool
+
+
+_QUEENS_REASON = ('OpenStack Queens to Train use only the first type of '
+                  '[devices] enabled_vgpu_types')
+_USSURI_REASON = ('nova 21 (Ussuri) and 22 before 22.2.1 use only the '
+                  'first type (Nova bug fixed in 22.2.1)')
+
+# Oldest first. Every nova 21.x registers the per-type groups after the
+# driver has read them, so all but the first type are ignored until
+# 22.2.1. From Caracal, [mdev_<type>] max_instances exists; the charm does
+# not need it (capacity.py says why). From Dalmatian, Nova persists vGPUs
+# through libvirt, which needs mdevctl (instances fail to start without
+# it). From Epoxy, VFs typed by NVIDIA's vendor-specific VFIO driver are
+# offered through PCI passthrough ([pci] device_spec, managed: no).
+FAMILIES: Tuple[Family, ...] = (
+    Family('queens', nova_config.QUEENS, (), _QUEENS_REASON, True, False),
+    Family('ussuri', nova_config.USSURI, (), _USSURI_REASON, True, False),
+    Family('victoria', nova_config.USSURI, (22, 2, 1), _USSURI_REASON,
+           True, False),
+    Family('xena', nova_config.XENA, None, _USSURI_REASON, True, False),
+    Family('caracal', nova_config.CARACAL, None, _USSURI_REASON, True,
+           False),
+    Family('dalmatian', nova_config.CARACAL, None, _USSURI_REASON, False,
+           True),
+    Family('epoxy', nova_config.EPOXY, None, _USSURI_REASON, False, True),
+)
+
+
+def family_of(nova_version: Optional[str]) -> Family:
+    """The family of the installed nova-common; the newest where nova is
+    not installed yet (nothing is published to Nova until it is)."""
+    release = (releases.release_for_nova_version(nova_version)
+               if nova_version else None)
+    if release is None:
+        return FAMILIES[-1]
+    position = releases.RELEASES.index(release)
+    return [family for family in FAMILIES
+            if releases.RELEASES.index(family.release) <= position][-1]
+
+
+def type_limit(family: Family, nova_version: str) -> Optional[int]:
+    """How many vGPU types this nova honours (None: no limit)."""
+    if family.several_types_from is None:
+        return None
+    if (family.several_types_from and releases.upstream_tuple(
+            nova_version) >= family.several_types_from):
+        return None
+    return 1
+
+
+def nova_rules(nova_version: Optional[str]) -> model.NovaRules:
+    """What the installed release's Nova takes, for the plan."""
+    family = family_of(nova_version)
+    return model.NovaRules(
+        family.options,
+        type_limit(family, nova_version) if nova_version else None,
+        family.single_type_reason)
