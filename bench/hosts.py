@@ -62,13 +62,25 @@ def type_to_map() -> str:
     return 'nvidia-{}'.format(FIRST_TYPE_ID + 5)
 
 
+# What a monitored host is related to besides nova-compute: the nrpe
+# subordinate (with the host name it gives) and a COS agent.
+MONITORING_RELATIONS = {
+    'nrpe-external-master': [{'remote_unit': 'nrpe/0', 'data': {
+        'nagios_hostname': 'juju-compute-0'}}],
+    'cos-agent': [{'remote_unit': 'opentelemetry-collector/0', 'data': {
+        'private-address': '10.5.0.17'}}],
+}
+
+
 def gpu_host(gpus: int, vfs: int = 32, types: int = 40,
-             sysfs_noise: int = 0) -> Dict[str, Any]:
+             sysfs_noise: int = 0, monitored: bool = False
+             ) -> Dict[str, Any]:
     """A noble/Caracal compute host with `gpus` SR-IOV GPUs, the vGPU host
     software attached, the charm related to nova-compute, and the
     operator's mapping of one type onto every GPU. A host without GPUs
     gets the same application-wide mapping (addresses it does not have),
-    as every GPU-less host of a mixed cloud does."""
+    as every GPU-less host of a mixed cloud does. monitored: related to
+    nrpe and a COS agent too, as a production host is."""
     addresses = gpu_addresses(gpus) or gpu_addresses(1)
     per_vf = vgpu_types(types)
     functions = [dict(function) for function in OTHER_FUNCTIONS]
@@ -81,14 +93,16 @@ def gpu_host(gpus: int, vfs: int = 32, types: int = 40,
     mapping = '{{{!r}: [{}]}}'.format(
         type_to_map(), ', '.join(repr(address) for address in addresses))
     return {
-        'name': '{} GPUs x {} VFs x {} types'.format(gpus, vfs, types),
+        'name': '{} GPUs x {} VFs x {} types{}'.format(
+            gpus, vfs, types, ', monitored' if monitored else ''),
         'host': {'series': SERIES,
                  'packages': {'nova-common': NOVA_COMMON},
                  'kernel_modules': ['nouveau'],
                  'pci': functions,
                  'sysfs_noise': sysfs_noise},
         'resources': {'nvidia-vgpu-software': {'deb': dict(DRIVER)}},
-        'relations': {'nova-vgpu': [{'remote_unit': 'nova-compute/0',
-                                     'data': {}}]},
+        'relations': dict({'nova-vgpu': [{'remote_unit': 'nova-compute/0',
+                                          'data': {}}]},
+                          **(MONITORING_RELATIONS if monitored else {})),
         'config': {'vgpu-device-mappings': mapping},
     }

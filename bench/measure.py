@@ -147,8 +147,10 @@ class Bench:
         """Deploy the charm and reboot, as an operator would; the
         figures of the install hook and of the start after the reboot."""
         figures = {'install': self.step('install')}
-        for step in ('nova-vgpu-relation-joined', 'config-changed',
-                     'start'):
+        relations = sorted(self.simulation.scenario.get('relations') or {},
+                           key=lambda name: name != 'nova-vgpu')
+        for step in ['{}-relation-joined'.format(name)
+                     for name in relations] + ['config-changed', 'start']:
             self.step(step)
         figures['start (after reboot)'] = self.step({'reboot': True})
         return figures

@@ -380,37 +380,52 @@ V100_TYPES = {
                    'description': 'framebuffer=8192M, max_instance=2'}}
 
 
-def test_a_full_gpus_state_has_its_types_and_free_instances(host_root):
-    from nvidia_vgpu.host import survey
+def _read_host(functions, names=True):
+    from nvidia_vgpu.host import snapshot
+    return snapshot.read(None, tuple(functions), names=names)
+
+
+def test_a_gpus_free_instances_are_read_only_for_the_types_asked(
+        host_root, monkeypatch):
+    """The survey of the hook's snapshot: every offered type, the free
+    vGPUs counted only for those Nova was given, one file each."""
+    from nvidia_vgpu.hook_plan import survey
+    from nvidia_vgpu.host import sysfs
     v100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
             'class': '030200', 'mdev_types': V100_TYPES}
     simhost.generate_sysfs(host_root, [v100], {'nvidia_loaded': True})
-    gpu = model.HostGpu('0000:84:00.0', False)
-    state = survey.gpu_state(gpu, 'Tesla V100', True)
-    assert state.types == {'0000:84:00.0': {'nvidia-105': 16,
-                                            'nvidia-108': 2}}
+    host = _read_host([model.PciFunction('0000:84:00.0', '0302', '10de',
+                                         '1db4')])
+    state = survey.gpu_state(host.gpus[0], 'Tesla V100', host.offered,
+                             host.vf_current_types)
+    assert state.types == {'0000:84:00.0': {'nvidia-105': None,
+                                            'nvidia-108': None}}
     assert state.names == {'nvidia-105': 'GRID V100-1Q',
                            'nvidia-108': 'GRID V100-8Q'}
     assert (state.total_vfs, state.vfs, state.vf_types) == (0, (), {})
-    # update-status hands over what it read: no counts, nothing listed.
-    cheap = survey.gpu_state(gpu, 'Tesla V100', True, {
-        '0000:84:00.0': {'nvidia-105': '', 'nvidia-108': ''}})
-    assert cheap.types == {'0000:84:00.0': {'nvidia-105': None,
-                                            'nvidia-108': None}}
-    assert survey.gpu_state(gpu, 'Tesla V100', False).types == {}
+    read = []
+    monkeypatch.setattr(sysfs, '_read', lambda path, real=sysfs._read: (
+        read.append(path), real(path))[1])
+    counted, = survey.with_free([state], host,
+                                {'nvidia-108': ['0000:84:00.0']})
+    assert counted.types == {'0000:84:00.0': {'nvidia-105': None,
+                                              'nvidia-108': 2}}
+    assert [path.rsplit('/', 2)[1:] for path in read] == [
+        ['nvidia-108', 'available_instances']]
 
 
 def test_vendor_vfio_vfs_report_their_types(host_root):
-    from nvidia_vgpu.host import survey
+    from nvidia_vgpu.hook_plan import survey
     l40s = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '26b9',
             'class': '030200', 'sriov': {'total_vfs': 2, 'vf_vgpu_types': {
                 1148: 'NVIDIA L40S-2Q', 1155: 'NVIDIA L40S-48Q'}}}
     simhost.generate_sysfs(host_root, [l40s], {
         'nvidia_loaded': True, 'vfs': {'0000:41:00.0': 2},
         'vf_vgpu_types': {'0000:41:00.4': 1148}})
-    gpu = model.HostGpu('0000:41:00.0', True,
-                        ('0000:41:00.4', '0000:41:00.5'), True)
-    state = survey.gpu_state(gpu, 'L40S', True)
+    host = _read_host([model.PciFunction('0000:41:00.0', '0302', '10de',
+                                         '26b9')])
+    state = survey.gpu_state(host.gpus[0], 'L40S', host.offered,
+                             host.vf_current_types)
     assert state.total_vfs == 2
     assert state.vf_types == {'0000:41:00.4': 1148, '0000:41:00.5': 0}
     assert state.types['0000:41:00.5'] == {'nvidia-1148': None,

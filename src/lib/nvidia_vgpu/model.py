@@ -368,6 +368,11 @@ class HostSnapshot(NamedTuple):
     mig: Optional[Mapping[str, MigGpu]] = None
     # vendor-specific VFIO VF -> the vGPU type number it has (0: none)
     vf_current_types: Mapping[str, int] = {}
+    # (device, type) -> vGPUs of it the driver can still create there,
+    # read on first use (host/snapshot.py); {} where the driver is down
+    available: Mapping[Tuple[str, str], int] = {}
+    # (device, type) -> the driver's name of the type, read on first use
+    type_names: Mapping[Tuple[str, str], str] = {}
 
 
 class SriovWork(NamedTuple):

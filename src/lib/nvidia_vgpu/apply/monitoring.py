@@ -13,6 +13,7 @@ from nvidia_vgpu import juju_commands
 from nvidia_vgpu.apply import boot_units, context as hook_context
 from nvidia_vgpu.driver import mig_boot
 from nvidia_vgpu.health import verdict
+from nvidia_vgpu.hook_plan import survey as hook_survey
 from nvidia_vgpu.host import nvidia_smi, survey
 from nvidia_vgpu.monitoring import facts_file, report
 from nvidia_vgpu.relations import cos_agent, nrpe_external_master
@@ -25,17 +26,16 @@ class Monitoring:
         self.context = context
 
     def detailed_facts(self) -> verdict.HostFacts:
-        """The hook's health facts, with each device's types and free
-        instances, the vGPU Manager's services and the boot units read
-        now (what the action and monitoring report)."""
+        """The hook's health facts, with the free vGPUs of the types Nova
+        was given (hook_plan/survey.py says how they are counted), the
+        vGPU Manager's services and the boot units read now (what the
+        action and monitoring report)."""
         context = self.context
         host = context.host
-        models = {gpu.address: gpu.model for gpu in host.functions}
+        health = context.plan.health
         installed = context.unit.installed
-        return context.plan.health._replace(
-            gpus=[survey.gpu_state(gpu, models.get(gpu.address, ''),
-                                   host.driver is not None)
-                  for gpu in host.gpus],
+        return health._replace(
+            gpus=hook_survey.with_free(health.gpus, host, health.published),
             services=survey.services(installed.services if installed
                                      else ()),
             boot_units=survey.boot_units(boot_units.UNITS + mig_boot.UNITS)

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 from nvidia_vgpu import model
 from nvidia_vgpu.driver import sriov
 from nvidia_vgpu.health import verdict
-from nvidia_vgpu.hook_plan import facts as hook_facts, precedence
+from nvidia_vgpu.hook_plan import facts as hook_facts, precedence, survey
 from nvidia_vgpu.mig import layout as mig_layout, plan as mig_plan
 from nvidia_vgpu.nova import (
     families, guest_safety, mappings, nova_config, plan as nova_plan,
@@ -172,8 +172,9 @@ def health_facts(host: model.HostSnapshot, nova: model.NovaPlan,
     models = {gpu.address: gpu.model for gpu in host.functions}
     waiting = unit.waiting_software
     return verdict.HostFacts(
-        gpus=[gpu_state(gpu, models.get(gpu.address, ''), nova.offered or {},
-                        host.vf_current_types) for gpu in host.gpus],
+        gpus=[survey.gpu_state(gpu, models.get(gpu.address, ''),
+                               nova.offered or {}, host.vf_current_types)
+              for gpu in host.gpus],
         driver=host.driver, installed=unit.installed,
         published=unit.published_mappings, wanted=nova.host_mappings,
         mdevs=[(mdev.uuid, mdev.parent, mdev.type_id)
@@ -190,36 +191,6 @@ def health_facts(host: model.HostSnapshot, nova: model.NovaPlan,
         paused=unit.paused,
         gis_missing=mig_plan.instances_missing(unit.mig_record, host.mig),
         mig_held=mig.held, mig_held_message=mig_plan.held_message(mig.held))
-
-
-def gpu_state(gpu: model.HostGpu, gpu_model: str,
-              offered: Mapping[str, Mapping[str, str]],
-              vf_types: Mapping[str, int]) -> model.GpuState:
-    """One GPU as the hook read it: the types its devices offer (free
-    instances not read: None), their names where read, its VFs' types."""
-    devices = gpu.virtual_functions if gpu.sriov else (gpu.address,)
-    types: Dict[str, Dict[str, Optional[int]]] = {}
-    names: Dict[str, str] = {}
-    for device in devices:
-        if device in offered:
-            types[device] = dict.fromkeys(offered[device], None)
-            names.update((t, n) for t, n in offered[device].items() if n)
-    return model.GpuState(
-        gpu.address, gpu_model, gpu.total_vfs if gpu.sriov else 0,
-        tuple(gpu.virtual_functions), gpu.vendor_vfio, types, names,
-        {vf: vf_types.get(vf, 0) for vf in gpu.virtual_functions}
-        if gpu.vendor_vfio else {})
-
-
-def blocking_problem(plan: HookPlan) -> Optional[str]:
-    """Why the options as given would be refused on this host (the
-    message the unit's status shows), or None."""
-    for found in (plan.layout_problem, mig_plan.blocked_message(plan.mig),
-                  plan.nova.problem[1] if plan.nova.problem and
-                  plan.nova.problem[0] == 'blocked' else None):
-        if found:
-            return found
-    return None
 
 
 def changed_gpus(before: HookPlan, after: HookPlan

@@ -13,7 +13,8 @@ the types (where profile names or per-profile classes are used) and a
 type's description (for the capacity of the types an SR-IOV GPU is
 given).
 """
-from typing import Callable, Dict, Iterator, Mapping, Optional, Tuple
+from typing import (Any, Callable, Dict, Iterator, Mapping, Optional,
+                    Tuple)
 
 from nvidia_vgpu import model
 from nvidia_vgpu.host import (
@@ -58,6 +59,10 @@ def read(nova_version: Optional[str],
         recorded_mdevs=boot_records.recorded_inventory(),
         recorded_vf_types=boot_records.recorded_vf_types(),
         libvirt_version=libvirt_version, qemu_version=qemu_version,
+        available=_OnDemand(sysfs.available_instances)
+        if driver is not None else {},
+        type_names=_OnDemand(sysfs.mdev_type_name)
+        if driver is not None else {},
         mig=mig_state.read() if mig and driver is not None and any(
             gpu.sriov for gpu in gpus) else None,
         vf_current_types={vf: sysfs.current_vgpu_type(vf) or 0
@@ -154,3 +159,29 @@ class _Descriptions(Mapping):
 
     def __len__(self) -> int:
         return len(sysfs.mdev_types(self.address))
+
+
+class _OnDemand(Mapping):
+    """(device, type) -> what `read` says of that type on that device,
+    each read when it is first asked for (None from `read`: not there).
+    Monitoring asks for the types Nova was given: their free vGPUs on
+    GPUs without SR-IOV, and their names, one file each (an SR-IOV GPU's
+    counts follow from the snapshot: hook_plan/survey.py)."""
+
+    def __init__(self, read: Callable[[str, str], Any]) -> None:
+        self._read = read
+        self.found: Dict[Tuple[str, str], Any] = {}
+
+    def __getitem__(self, key: Tuple[str, str]) -> Any:
+        if key not in self.found:
+            self.found[key] = self._read(*key)
+        if self.found[key] is None:
+            raise KeyError(key)
+        return self.found[key]
+
+    def __iter__(self) -> Iterator[Tuple[str, str]]:
+        return iter(sorted(key for key, value in self.found.items()
+                           if value is not None))
+
+    def __len__(self) -> int:
+        return sum(1 for value in self.found.values() if value is not None)

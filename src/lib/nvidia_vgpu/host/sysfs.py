@@ -121,6 +121,23 @@ def mdev_type_description(address: str, type_id: str) -> Optional[str]:
         MDEV_BUS, address, 'mdev_supported_types', type_id, 'description')))
 
 
+def mdev_type_name(address: str, type_id: str) -> Optional[str]:
+    """One offered type's name (None if not offered), without reading
+    the device's other types."""
+    return _read(host_path(os.path.join(
+        MDEV_BUS, address, 'mdev_supported_types', type_id, 'name')))
+
+
+def available_instances(address: str, type_id: str) -> Optional[int]:
+    """How many more vGPUs of one type the driver can create on a
+    device now (None if it does not offer the type), reading that one
+    file only."""
+    found = _read(host_path(os.path.join(
+        MDEV_BUS, address, 'mdev_supported_types', type_id,
+        'available_instances')))
+    return int(found) if found and found.isdigit() else None
+
+
 def mediated_devices() -> List[model.Mdev]:
     """Every mdev that exists now (/sys/bus/mdev/devices)."""
     directory = host_path(MDEV_DEVICES)
