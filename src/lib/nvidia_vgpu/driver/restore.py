@@ -18,8 +18,7 @@ import sys
 from typing import Dict, List, NamedTuple, Set, Tuple
 
 from nvidia_vgpu import model
-from nvidia_vgpu.driver import sriov
-from nvidia_vgpu.host import boot_records, libvirt, sysfs
+from nvidia_vgpu.host import boot_records, libvirt, sysfs, templates
 from nvidia_vgpu.host.hostfs import host_path
 
 UNIT = 'nvidia-vgpu-restore-mdevs.service'
@@ -85,23 +84,9 @@ def record_inventory(host: model.HostSnapshot) -> bool:
 
 
 def unit_text(lib_dir: str) -> str:
-    """The boot unit that runs this module (lib_dir: the charm's lib/)."""
-    return (
-        '# Installed by the nova-compute-nvidia-vgpu charm; removed with '
-        'it.\n'
-        '[Unit]\n'
-        'Description=Recreate existing guests\' vGPUs after a reboot\n'
-        'After=nvidia-vgpu-mgr.service {}\n'
-        'Before=nova-compute.service\n'
-        '\n'
-        '[Service]\n'
-        'Type=oneshot\n'
-        'RemainAfterExit=yes\n'
-        'Environment=PYTHONPATH={}\n'
-        'ExecStart=/usr/bin/python3 -m nvidia_vgpu.restore\n'
-        '\n'
-        '[Install]\n'
-        'WantedBy=multi-user.target\n').format(sriov.BOOT_UNIT, lib_dir)
+    """The boot unit that runs this module (lib_dir: the charm's lib/),
+    from its template (which names the units it comes between)."""
+    return templates.render(UNIT, {'lib_dir': lib_dir})
 
 
 def vf_type_numbers(vf_types: Dict[str, List[str]]) -> Dict[str, int]:

@@ -13,7 +13,7 @@ import os
 import subprocess
 from typing import Any, Optional
 
-from nvidia_vgpu.host import systemd
+from nvidia_vgpu.host import systemd, templates
 
 UNIT = 'nvidia-vgpu-exporter.service'
 # Where the exporter listens and grafana-agent, on the same machine,
@@ -28,9 +28,10 @@ DASHBOARDS_DIR = os.path.join('files', 'grafana_dashboards')
 
 
 def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
-    """The exporter's service, run by the unit's venv Python (which has
-    prometheus_client) with the charm's lib/ on its path; it reads the
-    facts where the hooks write them (its default).
+    """The exporter's service (templates/nvidia-vgpu-exporter.service),
+    run by the unit's venv Python (which has prometheus_client) with the
+    charm's lib/ on its path; it reads the facts where the hooks write
+    them (its default).
 
     It reads the facts, the charm's lib/ and the unit's venv (root's,
     under /var/lib/juju, whose modes Juju sets): so it runs as root
@@ -40,42 +41,9 @@ def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
     changes the exporter change the unit too, hence a restart onto the
     new code.
     """
-    return (
-        '# Installed by the nova-compute-nvidia-vgpu charm while the '
-        'cos-agent\n'
-        '# relation exists; removed with it. Exporter source sha256 '
-        '{digest}.\n'
-        '[Unit]\n'
-        'Description=Prometheus exporter of the NVIDIA vGPU host facts\n'
-        'After=network.target\n'
-        '\n'
-        '[Service]\n'
-        'Type=simple\n'
-        'Environment=PYTHONPATH={lib}\n'
-        'ExecStart={python} -m nvidia_vgpu.monitoring.exporter '
-        '--port {port} --address {address}\n'
-        'Restart=on-failure\n'
-        'RestartSec=10\n'
-        'CapabilityBoundingSet=\n'
-        'AmbientCapabilities=\n'
-        'NoNewPrivileges=yes\n'
-        'ProtectSystem=strict\n'
-        'ProtectHome=yes\n'
-        'PrivateTmp=yes\n'
-        'PrivateDevices=yes\n'
-        'ProtectKernelTunables=yes\n'
-        'ProtectKernelModules=yes\n'
-        'ProtectControlGroups=yes\n'
-        'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX\n'
-        'RestrictNamespaces=yes\n'
-        'RestrictRealtime=yes\n'
-        'LockPersonality=yes\n'
-        'SystemCallArchitectures=native\n'
-        '\n'
-        '[Install]\n'
-        'WantedBy=multi-user.target\n').format(
-            digest=digest, lib=lib_dir, python=python, port=port,
-            address=ADDRESS)
+    return templates.render(UNIT, {
+        'digest': digest, 'lib_dir': lib_dir, 'python': python,
+        'port': port, 'address': ADDRESS})
 
 
 def exporter_digest(lib_dir: str) -> str:
