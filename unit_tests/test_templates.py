@@ -28,6 +28,9 @@ def rendered():
     found = {unit: (text, values)
              for unit, text in mig_boot.unit_texts(LIB).items()}
     found[restore.UNIT] = (restore.unit_text(LIB), values)
+    found[sriov.BOOT_UNIT] = (templates.render(sriov.BOOT_UNIT),
+                              ('ExecStart=/usr/lib/nvidia/sriov-manage -e '
+                               'ALL\n',))
     found[cos_agent.UNIT] = (
         cos_agent.unit_text(PYTHON, LIB, 10320, DIGEST),
         (PYTHON, LIB, '--port 10320', '--address 127.0.0.1', DIGEST))

@@ -26,7 +26,7 @@ from nvidia_vgpu.driver import (
 from nvidia_vgpu.health import verdict
 from nvidia_vgpu.host import (
     boot_records, dpkg, kernel, nvidia_smi, resources,
-    snapshot, survey, systemd)
+    snapshot, survey, systemd, templates)
 from nvidia_vgpu.mig import plan as mig_plan
 from nvidia_vgpu.monitoring import cos_agent, upkeep
 from nvidia_vgpu.nova import (
@@ -357,7 +357,8 @@ class NovaComputeNvidiaVgpuCharm(mig_charm.MigCharm):
         """
         work = sriov.work(self.host, self.installed_software is not None)
         if work.boot_unit:
-            systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
+            systemd.install_unit(sriov.BOOT_UNIT,
+                                 templates.render(sriov.BOOT_UNIT))
         if work.enable_now:
             hookenv.log('Enabling SR-IOV VFs on {}'.format(
                 ', '.join(work.enable_now)), level=hookenv.INFO)
