@@ -8,7 +8,7 @@ import os
 import pytest
 
 from nvidia_vgpu.driver import mig_boot, restore, sriov
-from nvidia_vgpu.host import templates
+from nvidia_vgpu.host import kernel, templates
 from nvidia_vgpu.monitoring import cos_agent, nrpe
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,6 +31,9 @@ def rendered():
     found[sriov.BOOT_UNIT] = (templates.render(sriov.BOOT_UNIT),
                               ('ExecStart=/usr/lib/nvidia/sriov-manage -e '
                                'ALL\n',))
+    found[os.path.basename(kernel.NOUVEAU_BLACKLIST)] = (
+        templates.render(os.path.basename(kernel.NOUVEAU_BLACKLIST)),
+        ('blacklist nouveau\n',))
     found[cos_agent.UNIT] = (
         cos_agent.unit_text(PYTHON, LIB, 10320, DIGEST),
         (PYTHON, LIB, '--port 10320', '--address 127.0.0.1', DIGEST))
