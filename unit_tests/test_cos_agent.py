@@ -20,7 +20,8 @@ from charmhelpers.core import hookenv
 from charms.reactive import is_flag_set
 
 from nvidia_vgpu.host.hostfs import host_path
-from nvidia_vgpu.monitoring import cos_agent, exporter, facts_file
+from nvidia_vgpu.monitoring import (
+    cos_agent, exporter, facts_file, metrics_port)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(REPO, 'src')
@@ -302,9 +303,9 @@ def test_configure_serves_and_publishes(provides, unit):
 
 def test_the_default_port_is_the_options(provides):
     with open(os.path.join(SRC, 'config.yaml')) as stream:
-        option = yaml.safe_load(stream)['options'][cos_agent.PORT_OPTION]
+        option = yaml.safe_load(stream)['options'][metrics_port.OPTION]
     assert option['type'] == 'int'
-    assert cos_agent.port_problem(option['default']) is None
+    assert metrics_port.problem(option['default']) is None
 
 
 # ---------------------------------------- alert rules and the dashboard

@@ -179,10 +179,11 @@ def test_virtual_functions_are_known_by_their_physfn_link(host_root):
 def test_boot_unit_is_written_enabled_once_and_removed(host_root,
                                                        fake_commands):
     from nvidia_vgpu.driver import sriov
-    from nvidia_vgpu.host import systemd
+    from nvidia_vgpu.host import systemd, templates
     fake_commands.set('systemctl')
-    assert systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
-    assert not systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
+    text = templates.render(sriov.BOOT_UNIT)
+    assert systemd.install_unit(sriov.BOOT_UNIT, text)
+    assert not systemd.install_unit(sriov.BOOT_UNIT, text)
     path = os.path.join(host_root, 'etc/systemd/system', sriov.BOOT_UNIT)
     with open(path) as stream:
         text = stream.read()

@@ -24,8 +24,8 @@ HOST = ('host',)
 POLICY = ('nova', 'health', 'status', 'vgpu_types', 'juju_commands',
           'option_text', 'mig',
           'driver.software', 'driver.module_build', 'driver.sriov',
-          'driver.series_upgrade', 'monitoring.report',
-          'monitoring.metrics_port', 'hook_plan')
+          'driver.series_upgrade', 'driver.restore_plan',
+          'monitoring.report', 'monitoring.metrics_port', 'hook_plan')
 RECORDS = ('model',)
 # Programs the host runs outside the charm, from the charm's copy of the
 # file alone: the standard library of the host's python3 only.

@@ -11,7 +11,7 @@ import charmhelpers.core.hookenv as hookenv
 from nvidia_vgpu import state
 from nvidia_vgpu.apply import context as hook_context
 from nvidia_vgpu.driver import mig_boot, restore, sriov
-from nvidia_vgpu.host import boot_records, dpkg, systemd
+from nvidia_vgpu.host import boot_records, dpkg, systemd, templates
 
 MDEVCTL = 'mdevctl'
 UNITS = (sriov.BOOT_UNIT, restore.UNIT)
@@ -32,7 +32,8 @@ class BootUnits:
         """
         work = self.context.plan.boot.sriov
         if work.boot_unit:
-            systemd.install_unit(sriov.BOOT_UNIT, sriov.BOOT_UNIT_TEXT)
+            systemd.install_unit(sriov.BOOT_UNIT,
+                                 templates.render(sriov.BOOT_UNIT))
         if work.enable_now:
             hookenv.log('Enabling SR-IOV VFs on {}'.format(
                 ', '.join(work.enable_now)), level=hookenv.INFO)

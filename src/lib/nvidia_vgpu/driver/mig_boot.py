@@ -16,45 +16,19 @@ import sys
 from typing import Dict, List, Mapping, Sequence
 
 from nvidia_vgpu import model
-from nvidia_vgpu.driver import restore, sriov
-from nvidia_vgpu.host import boot_records, mig
+from nvidia_vgpu.host import boot_records, mig, templates
 from nvidia_vgpu.mig import instances
 
 MODE_UNIT = 'nvidia-vgpu-mig-mode.service'
 INSTANCES_UNIT = 'nvidia-vgpu-mig-instances.service'
 UNITS = (MODE_UNIT, INSTANCES_UNIT)
 
-_UNIT = (
-    '# Installed by the nova-compute-nvidia-vgpu charm; removed with it.\n'
-    '[Unit]\n'
-    'Description={description}\n'
-    'After={after}\n'
-    'Before={before}\n'
-    '\n'
-    '[Service]\n'
-    'Type=oneshot\n'
-    'RemainAfterExit=yes\n'
-    'Environment=PYTHONPATH={lib}\n'
-    'ExecStart=/usr/bin/python3 -m nvidia_vgpu.driver.mig_boot {phase}\n'
-    '\n'
-    '[Install]\n'
-    'WantedBy=multi-user.target\n')
-
 
 def unit_texts(lib_dir: str) -> Dict[str, str]:
-    """Both units (lib_dir: the charm's lib/), by name."""
-    return {
-        MODE_UNIT: _UNIT.format(
-            description='Put NVIDIA GPUs in MIG mode as mig-layout asks',
-            after='nvidia-vgpu-mgr.service',
-            before='{} nova-compute.service'.format(sriov.BOOT_UNIT),
-            lib=lib_dir, phase='mode'),
-        INSTANCES_UNIT: _UNIT.format(
-            description='Make the GPU instances mig-layout asks for',
-            after='{} {}'.format(MODE_UNIT, sriov.BOOT_UNIT),
-            before='{} nova-compute.service libvirtd.service'.format(
-                restore.UNIT),
-            lib=lib_dir, phase='instances')}
+    """Both units (lib_dir: the charm's lib/), by name, from their
+    templates (which name the units they come between)."""
+    return {unit: templates.render(unit, {'lib_dir': lib_dir})
+            for unit in UNITS}
 
 
 def missing(wanted: Sequence[str], existing: Sequence[str]) -> List[str]:

@@ -12,136 +12,75 @@ use, the inventory the charm keeps says where each one lived, and the
 configured mappings (rewritten at every config change) place the rest.
 
     python3 -m nvidia_vgpu.restore        # what the boot unit runs
+
+This module reads and writes; what to write is restore_plan's to decide.
 """
 import os
 import sys
-from typing import Dict, List, NamedTuple, Set, Tuple
+from typing import Dict, List, Mapping, Tuple
 
 from nvidia_vgpu import model
-from nvidia_vgpu.driver import sriov
-from nvidia_vgpu.host import boot_records, libvirt, sysfs
+from nvidia_vgpu.driver import restore_plan
+from nvidia_vgpu.host import boot_records, libvirt, sysfs, templates
 from nvidia_vgpu.host.hostfs import host_path
 
 UNIT = 'nvidia-vgpu-restore-mdevs.service'
 
 
-class Creation(NamedTuple):
-    uuid: str
-    parent: str
-    type_id: str
-
-
-def plan(wanted: List[str], existing: Set[str],
-         inventory: Dict[str, Tuple[str, str]],
-         mappings: Dict[str, List[str]],
-         available: Dict[str, Dict[str, int]]
-         ) -> Tuple[List[Creation], List[str]]:
-    """Where to recreate each missing vGPU; and those that cannot be.
-
-    A vGPU goes back where the inventory last saw it if that device
-    still offers its type; otherwise, when the mappings name a single
-    type, onto a mapped device with a free instance of it.
-    """
-    free = {device: dict(types) for device, types in available.items()}
-    creations: List[Creation] = []
-    unresolved: List[str] = []
-    single_type = next(iter(mappings)) if len(mappings) == 1 else None
-    for uuid in sorted(set(wanted) - existing):
-        parent, type_id = inventory.get(uuid, (None, None))
-        if not (parent and free.get(parent, {}).get(type_id, 0) > 0):
-            parent, type_id = None, single_type
-            for device in mappings.get(single_type or '', []):
-                if free.get(device, {}).get(single_type, 0) > 0:
-                    parent = device
-                    break
-        if parent is None:
-            unresolved.append(uuid)
-            continue
-        free[parent][type_id] -= 1
-        creations.append(Creation(uuid, parent, type_id))
-    return creations, unresolved
-
-
-def inventory_to_keep(now: Dict[str, Tuple[str, str]],
-                      recorded: Dict[str, Tuple[str, str]],
-                      referenced: Set[str]) -> Dict[str, List[str]]:
-    """What the inventory should say: every vGPU that exists now, and
-    where a vGPU a guest's definition still names but that is missing
-    now was last seen (the next boot puts it back there, and the health
-    check says where it was); a vGPU no guest names is forgotten."""
-    kept = {uuid: list(place) for uuid, place in now.items()}
-    for uuid, place in recorded.items():
-        if uuid not in kept and uuid in referenced:
-            kept[uuid] = list(place)
-    return kept
+def unit_text(lib_dir: str) -> str:
+    """The boot unit that runs this module (lib_dir: the charm's lib/),
+    from its template (which names the units it comes between)."""
+    return templates.render(UNIT, {'lib_dir': lib_dir})
 
 
 def record_inventory(host: model.HostSnapshot) -> bool:
     """Remember where every vGPU lives now (for the next boot), from what
-    the hook read of the host already."""
-    return boot_records.save_json(boot_records.INVENTORY, inventory_to_keep(
-        {mdev.uuid: (mdev.parent, mdev.type_id) for mdev in host.mdevs},
-        dict(host.recorded_mdevs), set(host.mdev_users)))
+    the hook read of the host already; True if the record changed."""
+    return boot_records.save_json(boot_records.INVENTORY,
+                                  restore_plan.inventory(host))
 
 
-def unit_text(lib_dir: str) -> str:
-    """The boot unit that runs this module (lib_dir: the charm's lib/)."""
-    return (
-        '# Installed by the nova-compute-nvidia-vgpu charm; removed with '
-        'it.\n'
-        '[Unit]\n'
-        'Description=Recreate existing guests\' vGPUs after a reboot\n'
-        'After=nvidia-vgpu-mgr.service {}\n'
-        'Before=nova-compute.service\n'
-        '\n'
-        '[Service]\n'
-        'Type=oneshot\n'
-        'RemainAfterExit=yes\n'
-        'Environment=PYTHONPATH={}\n'
-        'ExecStart=/usr/bin/python3 -m nvidia_vgpu.restore\n'
-        '\n'
-        '[Install]\n'
-        'WantedBy=multi-user.target\n').format(sriov.BOOT_UNIT, lib_dir)
-
-
-def vf_type_numbers(vf_types: Dict[str, List[str]]) -> Dict[str, int]:
-    """VF -> the number of the vGPU type Nova was given it with (what
-    current_vgpu_type takes), from type -> its VFs."""
-    return {vf: int(vgpu_type.rsplit('-', 1)[1])
-            for vgpu_type, vfs in vf_types.items() for vf in vfs}
-
-
-def apply_vf_types(vf_types: Dict[str, int]) -> List[str]:
+def apply_vf_types(vf_types: Mapping[str, int]) -> List[str]:
     """Give each VF its vGPU type (vendor-specific VFIO); the changed."""
-    return [vf for vf, type_id in sorted(vf_types.items())
-            if sysfs.set_vgpu_type(vf, int(type_id))]
+    return [vf for vf, number in restore_plan.vf_types_to_set(vf_types)
+            if sysfs.set_vgpu_type(vf, number)]
 
 
-def main() -> int:
-    settings = boot_records.load_json(boot_records.SETTINGS)
-    for vf in apply_vf_types(settings.get('vf_vgpu_types', {})):
-        print('set the vGPU type of VF {}'.format(vf))
-    if not settings.get('restore_mdevs'):
-        return 0
+def create(creation: restore_plan.Creation) -> None:
+    """Make a vGPU: its UUID written to its type's create file."""
+    path = host_path(os.path.join(
+        sysfs.MDEV_BUS, creation.parent, 'mdev_supported_types',
+        creation.type_id, 'create'))
+    with open(path, 'w') as stream:
+        stream.write(creation.uuid)
+
+
+def _recorded_places() -> Dict[str, Tuple[str, str]]:
+    """The inventory the charm wrote: uuid -> (parent, type)."""
+    return {uuid: tuple(place) for uuid, place in
+            boot_records.load_json(boot_records.INVENTORY).items()}
+
+
+def _free_instances(devices: List[str]) -> Dict[str, Dict[str, int]]:
+    """Each device's free instances of each of its types."""
+    return {device: {t.type_id: t.available_instances or 0
+                     for t in sysfs.read_mdev_types(device)}
+            for device in devices}
+
+
+def restore_mdevs() -> int:
+    """Recreate the vGPUs guests use where the plan places them; 1 if
+    one could not be placed (said on stderr)."""
     users = libvirt.mdev_users()
     existing = {mdev.uuid for mdev in sysfs.mediated_devices()}
-    inventory = {uuid: tuple(place) for uuid, place in
-                 boot_records.load_json(boot_records.INVENTORY).items()}
+    inventory = _recorded_places()
     mappings = boot_records.load_json(boot_records.MAPPINGS)
-    devices = {parent for parent, _ in inventory.values()}
-    devices.update(device for listed in mappings.values()
-                   for device in listed)
-    available = {device: {t.type_id: t.available_instances or 0
-                          for t in sysfs.read_mdev_types(device)}
-                 for device in sorted(devices)}
-    creations, unresolved = plan(sorted(users), existing, inventory,
-                                 mappings, available)
+    available = _free_instances(
+        restore_plan.devices_to_read(inventory, mappings))
+    creations, unresolved = restore_plan.plan(
+        sorted(users), existing, inventory, mappings, available)
     for creation in creations:
-        path = host_path(os.path.join(
-            sysfs.MDEV_BUS, creation.parent, 'mdev_supported_types',
-            creation.type_id, 'create'))
-        with open(path, 'w') as stream:
-            stream.write(creation.uuid)
+        create(creation)
         print('restored vGPU {} ({}) on {} for {}'.format(
             creation.uuid, creation.type_id, creation.parent,
             ', '.join(users[creation.uuid])))
@@ -150,6 +89,16 @@ def main() -> int:
               'type with a free instance'.format(uuid, ', '.join(
                   users[uuid])), file=sys.stderr)
     return 1 if unresolved else 0
+
+
+def main() -> int:
+    """The boot unit: VFs' types, then (where the charm asks) vGPUs."""
+    settings = boot_records.load_json(boot_records.SETTINGS)
+    for vf in apply_vf_types(settings.get('vf_vgpu_types', {})):
+        print('set the vGPU type of VF {}'.format(vf))
+    if not settings.get('restore_mdevs'):
+        return 0
+    return restore_mdevs()
 
 
 if __name__ == '__main__':

@@ -11,7 +11,7 @@ The preview-config action runs it with other option values.
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from nvidia_vgpu import model
-from nvidia_vgpu.driver import sriov
+from nvidia_vgpu.driver import restore_plan, sriov
 from nvidia_vgpu.health import verdict
 from nvidia_vgpu.hook_plan import facts as hook_facts, precedence, survey
 from nvidia_vgpu.mig import layout as mig_layout, plan as mig_plan
@@ -151,16 +151,9 @@ def _boot(host: model.HostSnapshot, family: families.Family,
     """What the boot units and their records should hold."""
     return BootPlan(
         family.restores_mdevs, nova.host_mappings,
-        vf_type_numbers(nova.vf_types or {}),
+        restore_plan.vf_type_numbers(nova.vf_types or {}),
         sriov.work(host, unit.installed is not None),
         mig_plan.boot_record(mig, unit.mig_record))
-
-
-def vf_type_numbers(vf_types: Mapping[str, List[str]]) -> Dict[str, int]:
-    """VF -> the number of the vGPU type Nova was given it with (what
-    current_vgpu_type takes), from type -> its VFs."""
-    return {vf: int(vgpu_type.rsplit('-', 1)[1])
-            for vgpu_type, vfs in vf_types.items() for vf in vfs}
 
 
 def health_facts(host: model.HostSnapshot, nova: model.NovaPlan,

@@ -6,7 +6,7 @@ import subprocess
 from typing import List, Optional, Set, Tuple
 
 from nvidia_vgpu import model
-from nvidia_vgpu.host import dpkg
+from nvidia_vgpu.host import dpkg, templates
 from nvidia_vgpu.host.hostfs import host_path, write_if_changed
 
 PROC_MODULES = '/proc/modules'
@@ -25,13 +25,9 @@ MODULES_DIR = '/lib/modules/{}'
 NVIDIA_MODULE_FILE = re.compile(r'^nvidia\.ko(\.[a-z]+)?$')
 NVIDIA_MODULE_VERSION = '/sys/module/nvidia/version'
 # The open-source driver claims NVIDIA GPUs at boot unless it is kept out;
-# the vGPU Manager cannot start while it holds them.
+# the vGPU Manager cannot start while it holds them. Its text is
+# templates/nvidia-vgpu-disable-nouveau.conf.
 NOUVEAU_BLACKLIST = '/etc/modprobe.d/nvidia-vgpu-disable-nouveau.conf'
-NOUVEAU_BLACKLIST_CONTENT = (
-    '# Written by the nova-compute-nvidia-vgpu charm: the NVIDIA vGPU\n'
-    '# Manager needs the GPUs, which nouveau would otherwise claim at boot.\n'
-    'blacklist nouveau\n'
-    'options nouveau modeset=0\n')
 
 
 def loaded_modules() -> Set[str]:
@@ -129,7 +125,8 @@ def blacklist_nouveau() -> bool:
     The initramfs also loads modules, so it is rebuilt when the blacklist
     is first written (or altered), and only then.
     """
-    if not write_if_changed(NOUVEAU_BLACKLIST, NOUVEAU_BLACKLIST_CONTENT):
+    if not write_if_changed(NOUVEAU_BLACKLIST, templates.render(
+            os.path.basename(NOUVEAU_BLACKLIST))):
         return False
     subprocess.run(['update-initramfs', '-u'], check=True,
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)

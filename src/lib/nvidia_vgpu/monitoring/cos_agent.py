@@ -13,13 +13,13 @@ import os
 import subprocess
 from typing import Any, Optional
 
-from nvidia_vgpu.host import systemd
+from nvidia_vgpu.host import systemd, templates
+from nvidia_vgpu.monitoring import metrics_port
 
 UNIT = 'nvidia-vgpu-exporter.service'
 # Where the exporter listens and grafana-agent, on the same machine,
 # scrapes it; nothing else needs the host's facts.
 ADDRESS = '127.0.0.1'
-PORT_OPTION = 'metrics-port'
 JOB_NAME = 'nvidia-vgpu'
 METRICS_PATH = '/metrics'
 # Relative to the charm's directory (src/ here).
@@ -28,9 +28,10 @@ DASHBOARDS_DIR = os.path.join('files', 'grafana_dashboards')
 
 
 def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
-    """The exporter's service, run by the unit's venv Python (which has
-    prometheus_client) with the charm's lib/ on its path; it reads the
-    facts where the hooks write them (its default).
+    """The exporter's service (templates/nvidia-vgpu-exporter.service),
+    run by the unit's venv Python (which has prometheus_client) with the
+    charm's lib/ on its path; it reads the facts where the hooks write
+    them (its default).
 
     It reads the facts, the charm's lib/ and the unit's venv (root's,
     under /var/lib/juju, whose modes Juju sets): so it runs as root
@@ -40,42 +41,9 @@ def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
     changes the exporter change the unit too, hence a restart onto the
     new code.
     """
-    return (
-        '# Installed by the nova-compute-nvidia-vgpu charm while the '
-        'cos-agent\n'
-        '# relation exists; removed with it. Exporter source sha256 '
-        '{digest}.\n'
-        '[Unit]\n'
-        'Description=Prometheus exporter of the NVIDIA vGPU host facts\n'
-        'After=network.target\n'
-        '\n'
-        '[Service]\n'
-        'Type=simple\n'
-        'Environment=PYTHONPATH={lib}\n'
-        'ExecStart={python} -m nvidia_vgpu.monitoring.exporter '
-        '--port {port} --address {address}\n'
-        'Restart=on-failure\n'
-        'RestartSec=10\n'
-        'CapabilityBoundingSet=\n'
-        'AmbientCapabilities=\n'
-        'NoNewPrivileges=yes\n'
-        'ProtectSystem=strict\n'
-        'ProtectHome=yes\n'
-        'PrivateTmp=yes\n'
-        'PrivateDevices=yes\n'
-        'ProtectKernelTunables=yes\n'
-        'ProtectKernelModules=yes\n'
-        'ProtectControlGroups=yes\n'
-        'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX\n'
-        'RestrictNamespaces=yes\n'
-        'RestrictRealtime=yes\n'
-        'LockPersonality=yes\n'
-        'SystemCallArchitectures=native\n'
-        '\n'
-        '[Install]\n'
-        'WantedBy=multi-user.target\n').format(
-            digest=digest, lib=lib_dir, python=python, port=port,
-            address=ADDRESS)
+    return templates.render(UNIT, {
+        'digest': digest, 'lib_dir': lib_dir, 'python': python,
+        'port': port, 'address': ADDRESS})
 
 
 def exporter_digest(lib_dir: str) -> str:
@@ -110,23 +78,12 @@ def remove_exporter() -> bool:
     return systemd.remove_unit(UNIT)
 
 
-def port_problem(port: Any) -> Optional[str]:
-    """Why the option's value cannot be the exporter's port, or None
-    (the unit's blocked status while grafana-agent is related)."""
-    if isinstance(port, int) and not isinstance(port, bool) and \
-            0 < port < 65536:
-        return None
-    return ('Invalid metrics-port: {!r} is not a TCP port (1 to 65535), so '
-            'the vGPU metrics are not served: set it to a free port, e.g. '
-            '10320'.format(port))
-
-
 def configure(endpoint: Any, port: Any, charm_dir: str,
               python: str) -> Optional[str]:
     """Serve the metrics on this port and tell grafana-agent where, with
     the alert rules and dashboard (the endpoint only writes what
     changed). What went wrong, or None."""
-    problem = port_problem(port)
+    problem = metrics_port.problem(port)
     if problem:
         return problem
     problem = ensure_exporter(port, python, os.path.join(charm_dir, 'lib'))

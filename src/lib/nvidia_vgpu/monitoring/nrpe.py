@@ -17,6 +17,7 @@ import os
 import shlex
 from typing import Iterable, List, Mapping, NamedTuple
 
+from nvidia_vgpu.host import templates
 from nvidia_vgpu.host.hostfs import host_path, write_if_changed
 from nvidia_vgpu.monitoring import facts_file, nagios_check
 
@@ -26,18 +27,10 @@ PLUGIN = '/usr/local/lib/nagios/plugins/check_nvidia_vgpu'
 # Every check this charm writes is named so (report.ALL_CHECKS).
 PREFIX = 'check_nvidia_vgpu_'
 SERVICE = 'nagios-nrpe-server'
-SERVICE_TEMPLATE = """
-#---------------------------------------------------
-# This file is Juju managed
-#---------------------------------------------------
-define service {{
-    use                             active-service
-    host_name                       {hostname}
-    service_description             {hostname}[{name}] {description}
-    check_command                   check_nrpe!check_{name}
-    servicegroups                   {servicegroups}
-}}
-"""
+# The templates of a check's command (CONF_DIR) and of its service
+# definition for the Nagios server (EXPORT_DIR).
+COMMAND_TEMPLATE = 'nrpe-command.cfg'
+SERVICE_TEMPLATE = 'nagios-service.cfg'
 
 
 class NrpeCheck(NamedTuple):
@@ -73,6 +66,22 @@ def install_plugin() -> bool:
     return changed
 
 
+def command_text(check: NrpeCheck, servicegroups: str) -> str:
+    """The check's command for nagios-nrpe-server, under the header
+    charm-nrpe reads its service groups from."""
+    return templates.render(COMMAND_TEMPLATE, {
+        'name': check.name, 'servicegroups': servicegroups,
+        'command': check.command})
+
+
+def service_text(check: NrpeCheck, hostname: str,
+                 servicegroups: str) -> str:
+    """The check's service definition, as the Nagios server imports it."""
+    return templates.render(SERVICE_TEMPLATE, {
+        'hostname': hostname, 'name': check.name,
+        'description': check.description, 'servicegroups': servicegroups})
+
+
 def write(wanted: Iterable[NrpeCheck], hostname: str,
           servicegroups: str) -> bool:
     """Write these checks and remove this charm's others; True if
@@ -80,20 +89,11 @@ def write(wanted: Iterable[NrpeCheck], hostname: str,
     wanted = list(wanted)
     changed = False
     for check in wanted:
-        changed |= write_if_changed(_conf_path(check.name), (
-            '# check {name}\n'
-            '# The following header was added automatically by juju\n'
-            '# Modifying it will affect nagios monitoring and alerting\n'
-            '# servicegroups: {groups}\n'
-            'command[check_{name}]={command}\n').format(
-                name=check.name, groups=servicegroups,
-                command=check.command))
+        changed |= write_if_changed(_conf_path(check.name),
+                                    command_text(check, servicegroups))
         if os.path.isdir(host_path(EXPORT_DIR)):
             write_if_changed(_export_path(hostname, check.name),
-                             SERVICE_TEMPLATE.format(
-                                 hostname=hostname, name=check.name,
-                                 description=check.description,
-                                 servicegroups=servicegroups))
+                             service_text(check, hostname, servicegroups))
     names = {check.name for check in wanted}
     for path in _ours(CONF_DIR, PREFIX + '*.cfg'):
         if os.path.basename(path)[len('check_'):-len('.cfg')] not in names:

@@ -1,0 +1,94 @@
+"""What the boot gives guests back, decided from what was read: which
+vGPUs to recreate and where, which type each VF takes again, and what
+the inventory of vGPUs should say. driver/restore.py reads the host and
+the charm's records, asks these, and writes what they answer.
+
+Pure, and the standard library only: the host's python3 imports it at
+boot (python3 -m nvidia_vgpu.restore), outside the charm's venv.
+"""
+from typing import Any, Dict, List, Mapping, NamedTuple, Set, Tuple
+
+from nvidia_vgpu import model
+
+
+class Creation(NamedTuple):
+    """A vGPU to make again: its UUID, on which device, of which type."""
+
+    uuid: str
+    parent: str
+    type_id: str
+
+
+def plan(wanted: List[str], existing: Set[str],
+         inventory: Dict[str, Tuple[str, str]],
+         mappings: Dict[str, List[str]],
+         available: Dict[str, Dict[str, int]]
+         ) -> Tuple[List[Creation], List[str]]:
+    """Where to recreate each missing vGPU; and those that cannot be.
+
+    A vGPU goes back where the inventory last saw it if that device
+    still offers its type; otherwise, when the mappings name a single
+    type, onto a mapped device with a free instance of it.
+    """
+    free = {device: dict(types) for device, types in available.items()}
+    creations: List[Creation] = []
+    unresolved: List[str] = []
+    single_type = next(iter(mappings)) if len(mappings) == 1 else None
+    for uuid in sorted(set(wanted) - existing):
+        parent, type_id = inventory.get(uuid, (None, None))
+        if not (parent and free.get(parent, {}).get(type_id, 0) > 0):
+            parent, type_id = None, single_type
+            for device in mappings.get(single_type or '', []):
+                if free.get(device, {}).get(single_type, 0) > 0:
+                    parent = device
+                    break
+        if parent is None:
+            unresolved.append(uuid)
+            continue
+        free[parent][type_id] -= 1
+        creations.append(Creation(uuid, parent, type_id))
+    return creations, unresolved
+
+
+def devices_to_read(inventory: Mapping[str, Tuple[str, str]],
+                    mappings: Mapping[str, List[str]]) -> List[str]:
+    """The devices whose free instances plan() needs, in order: where
+    the inventory last saw a vGPU, and those the mappings name."""
+    devices = {parent for parent, _ in inventory.values()}
+    devices.update(device for listed in mappings.values()
+                   for device in listed)
+    return sorted(devices)
+
+
+def vf_type_numbers(vf_types: Dict[str, List[str]]) -> Dict[str, int]:
+    """VF -> the number of the vGPU type Nova was given it with (what
+    current_vgpu_type takes), from type -> its VFs."""
+    return {vf: int(vgpu_type.rsplit('-', 1)[1])
+            for vgpu_type, vfs in vf_types.items() for vf in vfs}
+
+
+def vf_types_to_set(vf_types: Mapping[str, Any]) -> List[Tuple[str, int]]:
+    """Each VF with the type number to give it, in the VFs' order, from
+    the VF -> number the charm keeps (vf_type_numbers)."""
+    return [(vf, int(number)) for vf, number in sorted(vf_types.items())]
+
+
+def inventory_to_keep(now: Dict[str, Tuple[str, str]],
+                      recorded: Dict[str, Tuple[str, str]],
+                      referenced: Set[str]) -> Dict[str, List[str]]:
+    """What the inventory should say: every vGPU that exists now, and
+    where a vGPU a guest's definition still names but that is missing
+    now was last seen (the next boot puts it back there, and the health
+    check says where it was); a vGPU no guest names is forgotten."""
+    kept = {uuid: list(place) for uuid, place in now.items()}
+    for uuid, place in recorded.items():
+        if uuid not in kept and uuid in referenced:
+            kept[uuid] = list(place)
+    return kept
+
+
+def inventory(host: model.HostSnapshot) -> Dict[str, List[str]]:
+    """The inventory to keep after what a hook read of the host."""
+    return inventory_to_keep(
+        {mdev.uuid: (mdev.parent, mdev.type_id) for mdev in host.mdevs},
+        dict(host.recorded_mdevs), set(host.mdev_users))
