@@ -68,6 +68,17 @@ def main(argv=None) -> int:
             hooks=('update-status',))
         figures['growth'].append(dict(result, gpus=args.action_gpus,
                                       vfs=vfs, types=types))
+    largest_gpus = max(args.gpus)
+    _progress('update-status on {} GPUs, monitored (nrpe and a COS '
+              'agent related)'.format(largest_gpus))
+    monitored = measure.hook_figures(
+        hosts.gpu_host(largest_gpus, args.vfs, args.types, monitored=True),
+        args.repeat, hooks=('update-status',))
+    figures['monitored'] = dict(monitored, gpus=largest_gpus, vfs=args.vfs,
+                                types=args.types)
+    rows.append(report.hook_row('update-status, monitored', largest_gpus,
+                                monitored['hooks']['update-status'],
+                                monitored['floor']))
     _progress('list-vgpu-types on {} GPUs x {} VFs x {} types, {} other '
               '/sys/devices entries'.format(args.action_gpus, args.vfs,
                                             args.types, args.noise))
@@ -131,6 +142,9 @@ def main(argv=None) -> int:
         largest['hooks']['update-status'], largest['floor'],
         action['action'], action['read_files'], action['walk'],
         exponents['update-status'], exponents[measure.ACTION])
+    found += report.monitored_verdicts(
+        figures['monitored']['hooks']['update-status'],
+        largest['hooks']['update-status'])
     print('\n## Targets\n')
     print(report.verdict_lines(found))
     print('\nFor reference, update-status CPU on {} GPUs against the stack '

@@ -11,6 +11,9 @@ HOOK_TARGET = 1.3           # update-status within 1.3x of the hook floor
 ACTION_TARGET = 1.5         # list-vgpu-types within 1.5x of its reads
 WALK_TARGET = 10.0          # ... and at least 10x faster than a walk
 GROWTH_TARGET = 1.15        # cost ~ (GPUs x VFs x types)^k with k <= this
+# a monitored update-status within 1.2x of the unmonitored, in CPU and
+# in sysfs files opened
+MONITORED_TARGET = 1.2
 
 
 class Verdict(NamedTuple):
@@ -118,6 +121,25 @@ def verdicts(update_status: Dict[str, Any], hook_floor: Dict[str, Any],
             'k = {:.2f}'.format(exponent) if exponent is not None else 'n/a',
             exponent is not None and exponent <= GROWTH_TARGET))
     return found
+
+
+def monitored_verdicts(monitored: Dict[str, Any],
+                       unmonitored: Dict[str, Any]) -> List[Verdict]:
+    """A monitored update-status (nrpe and a COS agent related) against
+    the same host's unmonitored one, in CPU and sysfs files opened."""
+    files = (len(monitored['opened_sys']),
+             len(unmonitored['opened_sys']))
+    return [
+        Verdict('monitored update-status CPU within {}x of the '
+                'unmonitored'.format(MONITORED_TARGET), '{:.2f}x'.format(
+                    ratio(monitored['cpu_s'], unmonitored['cpu_s'])),
+                ratio(monitored['cpu_s'], unmonitored['cpu_s']) <=
+                MONITORED_TARGET),
+        Verdict('monitored update-status sysfs files within {}x of the '
+                'unmonitored'.format(MONITORED_TARGET),
+                '{} / {} = {:.2f}x'.format(files[0], files[1],
+                                           ratio(*files)),
+                ratio(*files) <= MONITORED_TARGET)]
 
 
 def verdict_lines(found: Sequence[Verdict]) -> str:

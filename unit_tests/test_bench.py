@@ -74,6 +74,17 @@ def test_verdicts_hold_each_target_to_its_floor():
         False, False, False, False, True, False, False, False]
 
 
+def test_a_monitored_hook_is_held_to_the_unmonitored_one():
+    unmonitored = dict(_figures(1.0, 0.30), opened_sys=['f'] * 50)
+    found = report.monitored_verdicts(
+        dict(_figures(1.2, 0.36), opened_sys=['f'] * 60), unmonitored)
+    assert [(verdict.measured, verdict.met) for verdict in found] == [
+        ('1.20x', True), ('60 / 50 = 1.20x', True)]
+    worse = report.monitored_verdicts(
+        dict(_figures(1.5, 0.39), opened_sys=['f'] * 21841), unmonitored)
+    assert [verdict.met for verdict in worse] == [False, False]
+
+
 def test_table_rows_line_up_under_their_header():
     lines = report.table(['hook', 'wall ms'],
                          [['update-status', '612'], ['x', '1']]).splitlines()
@@ -96,8 +107,12 @@ def test_a_small_run_prints_every_section_and_writes_the_figures(tmp_path):
         assert heading in done.stdout
     verdicts = [line for line in done.stdout.splitlines()
                 if line.startswith(('MET', 'MISSED'))]
-    assert len(verdicts) == 8
+    assert len(verdicts) == 10
+    assert 'update-status, monitored' in done.stdout
     data = json.loads(figures.read_text())
+    # The monitored host is the largest one, related to nrpe and an agent.
+    assert data['monitored']['gpus'] == 1
+    assert data['monitored']['hooks']['update-status']['relation_sets'] == 0
     assert [host['gpus'] for host in data['hosts']] == [0, 1]
     hooks = data['hosts'][1]['hooks']
     assert set(hooks) == {'install', 'start (after reboot)',
