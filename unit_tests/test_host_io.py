@@ -381,8 +381,10 @@ V100_TYPES = {
                    'description': 'framebuffer=8192M, max_instance=2'}}
 
 
-def _read_host(functions, names=True):
+def _read_host(host_root, functions, names=True):
+    """The hook's snapshot of a sysfs tree with the nvidia module loaded."""
     from nvidia_vgpu.host import snapshot
+    simhost.write_proc_modules(str(host_root), ['nvidia'])
     return snapshot.read(None, tuple(functions), names=names)
 
 
@@ -395,8 +397,8 @@ def test_a_gpus_free_instances_are_read_only_for_the_types_asked(
     v100 = {'address': '0000:84:00.0', 'vendor': '10de', 'device': '1db4',
             'class': '030200', 'mdev_types': V100_TYPES}
     simhost.generate_sysfs(host_root, [v100], {'nvidia_loaded': True})
-    host = _read_host([model.PciFunction('0000:84:00.0', '0302', '10de',
-                                         '1db4')])
+    host = _read_host(host_root, [model.PciFunction(
+        '0000:84:00.0', '0302', '10de', '1db4')])
     state = survey.gpu_state(host.gpus[0], 'Tesla V100', host.offered,
                              host.vf_current_types)
     assert state.types == {'0000:84:00.0': {'nvidia-105': None,
@@ -423,8 +425,8 @@ def test_vendor_vfio_vfs_report_their_types(host_root):
     simhost.generate_sysfs(host_root, [l40s], {
         'nvidia_loaded': True, 'vfs': {'0000:41:00.0': 2},
         'vf_vgpu_types': {'0000:41:00.4': 1148}})
-    host = _read_host([model.PciFunction('0000:41:00.0', '0302', '10de',
-                                         '26b9')])
+    host = _read_host(host_root, [model.PciFunction(
+        '0000:41:00.0', '0302', '10de', '26b9')])
     state = survey.gpu_state(host.gpus[0], 'L40S', host.offered,
                              host.vf_current_types)
     assert state.total_vfs == 2

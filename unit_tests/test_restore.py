@@ -102,8 +102,6 @@ def test_the_devices_read_are_those_the_plan_may_place_on(
 def test_a_vf_takes_the_number_of_the_type_nova_was_given_it_with(
         vf_types, numbers):
     assert restore_plan.vf_type_numbers(vf_types) == numbers
-    # The charm class's name for it.
-    assert restore.vf_type_numbers(vf_types) == numbers
 
 
 @pytest.mark.parametrize('recorded,to_set', [

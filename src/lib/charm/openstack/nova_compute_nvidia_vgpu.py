@@ -85,7 +85,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         self.context = hook_context.HookContext(
             self.config, read_relations,
             update_status=reactive.is_flag_set('is-update-status-hook'),
-            nova_version=installed_nova_version())
+            nova_version=installed_nova_version(),
+            read_detail=monitoring.read_detail)
         self.boot_units = boot_units.BootUnits(self.context)
         self.software = software.Software(self.context,
                                           self.boot_units.ensure_sriov)

@@ -34,8 +34,12 @@ class HookContext:
                  update_status: bool = False,
                  installed_version: Callable[[str], Optional[str]]
                  = remembered_version,
-                 nova_version: Optional[str] = None) -> None:
+                 nova_version: Optional[str] = None,
+                 read_detail: Optional[Callable[
+                     ['HookContext'], Optional[hook_facts.Detail]]] = None
+                 ) -> None:
         self.config = config
+        self._read_detail = read_detail
         self._read_relations = read_relations
         self._update_status = update_status
         self.installed_version = installed_version
@@ -44,6 +48,8 @@ class HookContext:
         self._unit = None
         self._plan = None
         self._reading = None   # how much of the host to read, if not all
+        self._detail = None    # services, boot units: read once asked
+        self.detail_wanted = False   # monitoring or vgpu-health asked
 
     @property
     def unit(self) -> hook_facts.UnitState:
@@ -65,7 +71,22 @@ class HookContext:
     def facts(self) -> hook_facts.HookFacts:
         """The host and Juju as the hook finds them now."""
         return hook_facts.HookFacts(self.host, self._read_relations(),
-                                    self._update_status)
+                                    self._update_status, self.detail())
+
+    def detail(self) -> Optional[hook_facts.Detail]:
+        """The services and boot units, read once monitoring or the health
+        action asks for them (want_detail; None until then), late in the
+        hook: nothing the hook does after changes them."""
+        if self._detail is None and self._read_detail is not None:
+            self._detail = self._read_detail(self)
+        return self._detail
+
+    def want_detail(self) -> None:
+        """Monitoring or the health action: read the detail, and decide
+        again with it (once: the hooks' other work does not need it)."""
+        if not self.detail_wanted:
+            self.detail_wanted = True
+            self._plan = None
 
     @property
     def plan(self) -> decide.HookPlan:

@@ -1,11 +1,11 @@
 """What monitoring reads, kept current at every hook: the monitoring
-document (the health verdict with each device's free instances, the
+document the plan makes (the health verdict with the free vGPUs, the
 services and the boot units), and the NRPE checks where the nrpe unit
 is related; removed once nothing monitors. Also the vgpu-health
 action's report, from the same facts.
 """
 import os
-from typing import Dict
+from typing import Dict, Optional
 
 import charmhelpers.core.hookenv as hookenv
 
@@ -13,60 +13,62 @@ from nvidia_vgpu import juju_commands
 from nvidia_vgpu.apply import boot_units, context as hook_context
 from nvidia_vgpu.driver import mig_boot
 from nvidia_vgpu.health import verdict
-from nvidia_vgpu.hook_plan import survey as hook_survey
+from nvidia_vgpu.hook_plan import facts as hook_facts
 from nvidia_vgpu.host import nvidia_smi, survey
-from nvidia_vgpu.monitoring import facts_file, report
+from nvidia_vgpu.monitoring import facts_file
 from nvidia_vgpu.relations import cos_agent, nrpe_external_master
 
 
+def read_detail(context: hook_context.HookContext
+                ) -> Optional[hook_facts.Detail]:
+    """What monitoring and the health report add to the hook's reading,
+    once one of them asks: the services, the boot units, and how this
+    unit is named (the nrpe unit's host context first)."""
+    if not context.detail_wanted:
+        return None
+    nrpe = nrpe_external_master.endpoint()
+    installed = context.unit.installed
+    unit = hookenv.local_unit()
+    host_context = nrpe_external_master.host_context(nrpe)
+    return hook_facts.Detail(
+        services=survey.services(installed.services if installed else ()),
+        boot_units=survey.boot_units(boot_units.UNITS + mig_boot.UNITS)
+        if context.host.functions else {},
+        unit='{}:{}'.format(host_context, unit) if host_context else unit,
+        health_command=juju_commands.action_command(
+            os.environ.get('JUJU_VERSION'), unit, 'vgpu-health'))
+
+
 class Monitoring:
-    """The facts NRPE and the exporter read, and the health report."""
+    """Writes the plan's monitoring document and the NRPE checks; the
+    health report."""
 
     def __init__(self, context: hook_context.HookContext) -> None:
         self.context = context
 
-    def detailed_facts(self) -> verdict.HostFacts:
-        """The hook's health facts, with the free vGPUs of the types Nova
-        was given (hook_plan/survey.py says how they are counted), the
-        vGPU Manager's services and the boot units read now (what the
-        action and monitoring report)."""
-        context = self.context
-        host = context.host
-        health = context.plan.health
-        installed = context.unit.installed
-        return health._replace(
-            gpus=hook_survey.with_free(health.gpus, host, health.published),
-            services=survey.services(installed.services if installed
-                                     else ()),
-            boot_units=survey.boot_units(boot_units.UNITS + mig_boot.UNITS)
-            if host.functions else {})
-
     def health_report(self) -> Dict[str, object]:
         """The vgpu-health action's report, reading only; nvidia-smi is
         asked where the host has it."""
+        self.context.want_detail()
         return verdict.report(
-            self.detailed_facts(),
+            self.context.plan.detail,
             survey.versions(self.context.host.nova_version),
             nvidia_smi.vgpu_report())
 
     def update(self) -> bool:
-        """Refresh the document and the checks; False (after removing
-        them) when neither NRPE nor a COS agent is related."""
+        """Write the plan's monitoring document, and the checks where the
+        nrpe unit is related; False (after removing them) when neither
+        NRPE nor a COS agent is related."""
         nrpe = nrpe_external_master.endpoint()
         if nrpe is None:
             nrpe_external_master.remove()
             if not cos_agent.related():
                 facts_file.remove()
                 return False
-        unit = hookenv.local_unit()
-        host_context = nrpe_external_master.host_context(nrpe)
-        document = report.document(
-            self.detailed_facts(),
-            '{}:{}'.format(host_context, unit) if host_context else unit,
-            juju_commands.action_command(os.environ.get('JUJU_VERSION'),
-                                         unit, 'vgpu-health'))
+        self.context.want_detail()
+        document = self.context.plan.monitoring
         facts_file.write(document)
         if nrpe is not None:
-            nrpe_external_master.update(nrpe, document, unit,
+            nrpe_external_master.update(nrpe, document, hookenv.local_unit(),
                                         self.context.config)
         return True

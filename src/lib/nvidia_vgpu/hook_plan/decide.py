@@ -15,6 +15,7 @@ from nvidia_vgpu.driver import restore_plan, sriov
 from nvidia_vgpu.health import verdict
 from nvidia_vgpu.hook_plan import facts as hook_facts, precedence, survey
 from nvidia_vgpu.mig import layout as mig_layout, plan as mig_plan
+from nvidia_vgpu.monitoring import report
 from nvidia_vgpu.nova import (
     families, guest_safety, mappings, nova_config, plan as nova_plan,
     resource_classes)
@@ -43,6 +44,10 @@ class HookPlan(NamedTuple):
     running: List[model.VgpuInUse]   # vGPUs running guests use
     health: verdict.HostFacts        # what the status' drift is made of
     status: precedence.StatusDecision
+    # where the facts have detail: the health facts with free vGPUs,
+    # services and boot units, and the monitoring document made of them
+    detail: Optional[verdict.HostFacts] = None
+    monitoring: Optional[Dict[str, object]] = None
 
 
 class Reading(NamedTuple):
@@ -89,12 +94,28 @@ def decide(facts: hook_facts.HookFacts, config: Mapping[str, Any],
         layout_problem=layout_problem, mig=mig, health=health,
         running_guests=guest_safety.guest_names(running),
         given=_given(facts.relations, settings), config=config))
+    detail = _detail(host, health, facts.detail)
     return HookPlan(
         family, nova, settings,
         not (nova.waiting and (facts.update_status or
                                host.driver is not None)),
         layout_problem, mig, _boot(host, family, nova, mig, unit), running,
-        health, status)
+        health, status, detail, report.document(
+            detail, facts.detail.unit, facts.detail.health_command)
+        if detail is not None else None)
+
+
+def _detail(host: model.HostSnapshot, health: verdict.HostFacts,
+            detail: Optional[hook_facts.Detail]
+            ) -> Optional[verdict.HostFacts]:
+    """The health facts as the health report and monitoring show them:
+    the free vGPUs of the types Nova was given (survey.py says how they
+    are counted), the services and the boot units."""
+    if detail is None:
+        return None
+    return health._replace(
+        gpus=survey.with_free(health.gpus, host, health.published),
+        services=detail.services, boot_units=detail.boot_units)
 
 
 def nova_settings(nova: model.NovaPlan) -> Dict[str, object]:

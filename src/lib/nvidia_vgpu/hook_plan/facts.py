@@ -36,9 +36,23 @@ class Relations(NamedTuple):
     juju_version: Optional[str] = None
 
 
+class Detail(NamedTuple):
+    """What the health report and monitoring add to the hook's reading:
+    systemd's word for the vGPU Manager's services and the charm's boot
+    units, and how this unit is named to Nagios and to an operator."""
+
+    services: Mapping[str, str] = {}
+    boot_units: Mapping[str, str] = {}
+    unit: str = ''             # "<nagios host context>:<unit>", or the unit
+    health_command: str = ''   # how an operator runs vgpu-health here
+
+
 class HookFacts(NamedTuple):
     """The host and Juju as the hook found them."""
 
     host: model.HostSnapshot
     relations: Relations = Relations()
     update_status: bool = False  # the periodic hook
+    # read where something reports the host's health (monitoring related,
+    # or the vgpu-health action); None elsewhere
+    detail: Optional[Detail] = None
