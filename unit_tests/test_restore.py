@@ -4,7 +4,7 @@ the inventory keeps."""
 import pytest
 
 from nvidia_vgpu import model
-from nvidia_vgpu.driver import restore, restore_plan
+from nvidia_vgpu.driver import restore_plan
 from nvidia_vgpu.driver.restore_plan import (Creation, inventory_to_keep,
                                              plan)
 
