@@ -25,7 +25,7 @@ POLICY = ('nova', 'health', 'status', 'vgpu_types', 'juju_commands',
           'option_text', 'mig',
           'driver.software', 'driver.module_build', 'driver.sriov',
           'driver.series_upgrade', 'monitoring.report')
-RECORDS = ('model',)
+RECORDS = ('model', 'names')
 # Programs the host runs outside the charm, from the charm's copy of the
 # file alone: the standard library of the host's python3 only.
 STANDALONE = ('monitoring.nagios_check',)

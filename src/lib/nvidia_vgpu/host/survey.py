@@ -10,6 +10,7 @@ from typing import Callable, Dict, Iterable, Optional, Tuple
 
 from nvidia_vgpu.host import dpkg, kernel, sysfs, systemd
 from nvidia_vgpu.model import HostGpu, VgpuType
+from nvidia_vgpu.names import type_id
 from nvidia_vgpu import model
 
 LIBVIRT_PACKAGES = ('libvirt-daemon-system', 'libvirt0')
@@ -39,9 +40,8 @@ def gpu_state(gpu: HostGpu, gpu_model: str, driver_running: bool,
     elif driver_running and gpu.vendor_vfio:
         for vf in vfs:
             table = sysfs.creatable_vgpu_types(vf) or {}
-            types[vf] = {'nvidia-{}'.format(number): None
-                         for number in table}
-            names.update(('nvidia-{}'.format(number), name)
+            types[vf] = {type_id(number): None for number in table}
+            names.update((type_id(number), name)
                          for number, name in table.items())
     elif driver_running:
         known: Dict[str, VgpuType] = {}

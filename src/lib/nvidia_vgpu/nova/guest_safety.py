@@ -32,6 +32,7 @@ Pure functions over what sysfs and libvirt's files say.
 from typing import (AbstractSet, Dict, Iterable, List, Mapping, Optional,
                     Sequence, Tuple)
 from nvidia_vgpu import model
+from nvidia_vgpu.names import type_id
 
 # One entry per vGPU in use: (the GPU or VF it lives on, its guests).
 InUse = Sequence[Tuple[str, Sequence[str]]]
@@ -87,7 +88,7 @@ def vgpus_in_use(mdevs: Iterable[Tuple[str, str, str]],
     """
     found = [model.VgpuInUse(parent, vgpu_type, sorted(mdev_users[uuid]))
              for uuid, parent, vgpu_type in mdevs if uuid in mdev_users]
-    found += [model.VgpuInUse(vf, 'nvidia-{}'.format(number),
+    found += [model.VgpuInUse(vf, type_id(number),
                               sorted(pci_users[vf]))
               for vf, number in sorted(vf_types.items())
               if number and vf in pci_users]
