@@ -22,7 +22,7 @@ LIB = os.path.join(os.path.dirname(os.path.dirname(
 
 HOST = ('host',)
 POLICY = ('nova', 'health', 'status', 'vgpu_types', 'juju_commands',
-          'option_text', 'mig',
+          'option_text', 'mig', 'guest_words',
           'driver.software', 'driver.module_build', 'driver.sriov',
           'driver.series_upgrade', 'monitoring.report')
 RECORDS = ('model', 'names')

@@ -30,9 +30,9 @@ import re
 from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
                     Sequence, Set, Tuple)
 
-from nvidia_vgpu import model
+from nvidia_vgpu import guest_words, model
 from nvidia_vgpu.names import is_profile, profile_of, type_order
-from nvidia_vgpu.nova import guest_safety, nova_config, releases
+from nvidia_vgpu.nova import nova_config, releases
 
 OPTION = 'vgpu-resource-class'
 VGPU = nova_config.VGPU   # the default value names the class it keeps
@@ -272,11 +272,11 @@ def hold_for_guests(wanted: Classes, published: Optional[Classes],
 def held_message(held: Sequence[model.HeldClass]) -> str:
     """The status line for class changes that wait for guests."""
     parts = ['{} keeps {} for {} (wanted: {})'.format(
-        item.vgpu_type, item.keeps, guest_safety.named(item.guests),
+        item.vgpu_type, item.keeps, guest_words.named(item.guests),
         item.wants) for item in held]
     return ('Change of {} waits for guests using vGPUs: {}; it applies '
             'once they are gone ({})'.format(
-                OPTION, '; '.join(parts), guest_safety.RETYPE_FREES))
+                OPTION, '; '.join(parts), guest_words.RETYPE_FREES))
 
 
 def summary(chosen: str, classes: Classes) -> List[str]:
