@@ -5,7 +5,7 @@ import pytest
 
 from nvidia_vgpu.nova import mappings
 from nvidia_vgpu.nova.mappings import MappingError, parse
-from nvidia_vgpu import model, option_text
+from nvidia_vgpu import model, names, option_text
 
 
 @pytest.mark.parametrize('text', [
@@ -376,12 +376,13 @@ class TestOnlyPrintableAscii:
         assert all(' ' <= c <= '~' for c in message)
 
     @pytest.mark.parametrize('pattern, valid', [
-        (mappings.TYPE_NAME, 'nvidia-108'),
-        (mappings.PROFILE, 'V100-8Q'),
-        (mappings.PROFILE, 'A100D-1-10C'),
-        (mappings.PCI_ADDRESS, '0000:84:00.0'),
-        (mappings.SELECTOR, '10de:1db4'),
-        (mappings.SELECTOR, '10de:1db4:10de:1214'),
+        (names.TYPE_ID, 'nvidia-108'),
+        (names.PROFILE, 'V100-8Q'),
+        (names.PROFILE, 'A100D-1-10C'),
+        (names.MIG_BACKED, 'A100D-1-10C'),
+        (names.PCI_ADDRESS, '0000:84:00.0'),
+        (names.SELECTOR, '10de:1db4'),
+        (names.SELECTOR, '10de:1db4:10de:1214'),
     ])
     def test_no_grammar_accepts_a_final_newline(self, pattern, valid):
         assert pattern.fullmatch(valid)
@@ -427,7 +428,7 @@ class TestProfileNames:
     def test_anything_else_is_refused(self, key):
         with pytest.raises(MappingError):
             parse(json.dumps({key: ['0000:84:00.0']}))
-        assert not mappings.PROFILE.fullmatch(key)
+        assert not names.PROFILE.fullmatch(key)
 
     @pytest.mark.parametrize('key, hint', [
         ('GRID V100-8Q', 'without the driver\'s prefix, e.g. V100-8Q'),

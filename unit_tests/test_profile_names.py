@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from nvidia_vgpu.nova import mappings, profiles, resource_classes as rc
+from nvidia_vgpu import names
+from nvidia_vgpu.nova import resource_classes as rc
 from nvidia_vgpu.nova.mappings import MappingError, parse
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
@@ -55,9 +56,9 @@ def test_the_names_cover_what_the_grammar_must_take():
 
 @pytest.mark.parametrize('name', NAMES)
 def test_every_published_name_is_a_profile(name):
-    assert mappings.PROFILE.fullmatch(name)
-    assert mappings.is_profile(name)
-    assert not mappings.TYPE_NAME.fullmatch(name)
+    assert names.PROFILE.fullmatch(name)
+    assert names.is_profile(name)
+    assert not names.is_type_id(name)
 
 
 @pytest.mark.parametrize('board', sorted(BOARDS))
@@ -75,7 +76,7 @@ def test_all_names_at_once_in_one_value():
 @pytest.mark.parametrize('prefix', ['GRID ', 'NVIDIA ',
                                     'NVIDIA RTX PRO 6000 Blackwell '])
 def test_the_driver_name_gives_the_profile_back(prefix):
-    assert [profiles.profile_of(prefix + name) for name in NAMES] == NAMES
+    assert [names.profile_of(prefix + name) for name in NAMES] == NAMES
 
 
 def test_each_name_is_its_own_placement_class():
@@ -137,7 +138,7 @@ NEAR_MISSES = [
 
 @pytest.mark.parametrize('key', NEAR_MISSES)
 def test_a_near_miss_is_no_profile_and_is_refused(key):
-    assert not mappings.PROFILE.fullmatch(key)
+    assert not names.PROFILE.fullmatch(key)
     with pytest.raises(MappingError) as error:
         parse(json.dumps({key: [ADDRESS]}))
     assert 'Invalid vgpu-device-mappings: ' in str(error.value)
@@ -147,9 +148,9 @@ def test_a_near_miss_is_no_profile_and_is_refused(key):
 
 def test_fullmatch_not_dollar():
     """Why the grammar is used whole: '$' matches before a last newline."""
-    assert re.match('(?:{})$'.format(mappings.PROFILE.pattern),
+    assert re.match('(?:{})$'.format(names.PROFILE.pattern),
                     '6000D-2-84Q\n')
-    assert not mappings.PROFILE.fullmatch('6000D-2-84Q\n')
+    assert not names.PROFILE.fullmatch('6000D-2-84Q\n')
 
 
 @pytest.mark.parametrize('key, hint', [

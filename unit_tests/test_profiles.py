@@ -1,6 +1,7 @@
 """Profile names in the mappings become each host's own type ids."""
 import pytest
 
+from nvidia_vgpu import names
 from nvidia_vgpu.nova import mappings, profiles
 from nvidia_vgpu.model import HostGpu
 
@@ -58,7 +59,7 @@ def resolve(text, gpus, table):
 ])
 def test_the_profile_is_the_last_word_of_the_drivers_name(driver_name,
                                                           profile):
-    assert profiles.profile_of(driver_name) == profile
+    assert names.profile_of(driver_name) == profile
 
 
 def test_type_ids_pass_through_untouched():
@@ -289,7 +290,7 @@ def test_what_reaches_for_host_has_type_ids_only():
             "'A40-2Q': ['0000:41:00.0']}")
     for table in (None, offered((v100(), V100_TYPES))):
         result = resolve(text, [v100()], table)
-        assert all(mappings.TYPE_NAME.fullmatch(key)
+        assert all(names.is_type_id(key)
                    for key in result.mappings), result
 
 

@@ -93,7 +93,8 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         self.mig = mig.Mig(self.context)
         self.guests = guests.Guests(self.context)
         self.monitoring = monitoring.Monitoring(self.context)
-        self.nova_vgpu = nova_vgpu.NovaVgpu(self.context)
+        self.nova_vgpu = nova_vgpu.NovaVgpu(lambda: self.context.plan,
+                                            self.context.unit_changed)
         self.cos_agent = cos_agent.CosAgent(self.config)
 
     @property

@@ -16,7 +16,7 @@ Pure functions.
 """
 from typing import Mapping, Optional, Sequence
 
-from nvidia_vgpu.nova import guest_safety
+from nvidia_vgpu import guest_words
 
 # The series this charm runs on and their Juju bases, oldest first.
 SERIES_BASES = (
@@ -74,5 +74,5 @@ def held_message(guests: Sequence[str], to: Optional[str]) -> str:
         'delete)'.format(
             ' to ' + to if to else '', len(guests),
             'running guest uses' if one else 'running guests use',
-            guest_safety.named(guests), 'it' if one else 'them',
+            guest_words.named(guests), 'it' if one else 'them',
             'it' if one else 'them', MOVE_COMMAND))

@@ -38,7 +38,7 @@ from typing import (AbstractSet, Dict, List, Mapping, NamedTuple, Optional,
 from nvidia_vgpu.driver import software
 from nvidia_vgpu.nova import (
     guest_safety, nova_config, releases, vfio_migration)
-from nvidia_vgpu import model
+from nvidia_vgpu import model, names
 
 Mappings = Dict[str, List[str]]
 
@@ -136,11 +136,6 @@ def _gpu_of(gpus: Sequence[model.GpuState]) -> Dict[str, str]:
             for device in (gpu.address,) + tuple(gpu.vfs)}
 
 
-def _type_number(vgpu_type: str) -> Optional[int]:
-    number = vgpu_type.rsplit('-', 1)[-1]
-    return int(number) if number.isdigit() else None
-
-
 def drift(facts: HostFacts) -> List[Finding]:
     """Where the host differs from what Nova was given and what guests
     need: every finding here is broken. Reads only facts update-status
@@ -165,7 +160,7 @@ def drift(facts: HostFacts) -> List[Finding]:
                 continue
             if gpu.vendor_vfio and device in gpu.vfs:
                 has = gpu.vf_types.get(device, 0)
-                if has != _type_number(vgpu_type):
+                if has != names.type_number(vgpu_type):
                     found.append(Finding(NOVA_TYPE_MISSING, True, (
                         'Nova was given {} as {}, but the VF has vGPU type '
                         '{}').format(device, vgpu_type, has or 'none')))

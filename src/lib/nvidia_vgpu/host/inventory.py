@@ -7,6 +7,7 @@ without the reactive framework or charms.openstack.
 from typing import List
 
 from nvidia_vgpu import model
+from nvidia_vgpu.names import type_id
 from nvidia_vgpu.host import pci, sysfs
 
 
@@ -52,7 +53,7 @@ def _sriov_types(gpu: str, vfs: List[str], hosted: List[str]
         tables = [table] + [sysfs.creatable_vgpu_types(vf) or {}
                             for vf in vfs[1:]]
         return model.GpuTypes(gpu, [
-            [model.VgpuType('nvidia-{}'.format(number), vf, name, '', 1)
+            [model.VgpuType(type_id(number), vf, name, '', 1)
              for number, name in sorted(table.items())]
             for vf, table in zip(vfs, tables)], sriov=True, vendor_vfio=True)
     first = sysfs.read_mdev_types(vfs[0])

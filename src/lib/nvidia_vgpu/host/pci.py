@@ -8,13 +8,13 @@ import re
 import subprocess
 from typing import Collection, Iterable, List, Optional
 from nvidia_vgpu import model
+from nvidia_vgpu.names import PCI_ADDRESS
 
 LSPCI_COMMAND = ('lspci', '-Dmmnn')
 
 _TOKEN = re.compile(r'"(?P<quoted>[^"]*)"|(?P<bare>\S+)')
 _NAMED_ID = re.compile(r'(?:(?P<name>.*?) ?)?\[(?P<id>[0-9a-fA-F]{4})\]')
 _BARE_ID = re.compile(r'[0-9a-fA-F]{4}')
-_ADDRESS = re.compile(r'[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]')
 
 
 def _split_id(field: str) -> tuple:
@@ -45,7 +45,8 @@ def parse_lspci(text: str) -> List[model.PciFunction]:
                 address = match.group('bare').lower()
             else:
                 options.append(match.group('bare'))
-        if not address or not _ADDRESS.fullmatch(address) or len(quoted) < 3:
+        if (not address or not PCI_ADDRESS.fullmatch(address)
+                or len(quoted) < 3):
             continue
         class_name, class_id = _split_id(quoted[0])
         vendor_name, vendor_id = _split_id(quoted[1])

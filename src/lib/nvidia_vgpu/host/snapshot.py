@@ -17,6 +17,7 @@ from typing import (Any, Callable, Dict, Iterator, Mapping, Optional,
                     Tuple)
 
 from nvidia_vgpu import model
+from nvidia_vgpu.names import type_id
 from nvidia_vgpu.host import (
     boot_records, dpkg, inventory, kernel, libvirt, survey, sysfs)
 from nvidia_vgpu.host import mig as mig_state
@@ -111,7 +112,7 @@ def offered_types(gpus: Tuple[model.HostGpu, ...],
         if gpu.vendor_vfio:
             for address in (gpu.address,) + gpu.virtual_functions:
                 table = sysfs.creatable_vgpu_types(address) or {}
-                offered[address] = {'nvidia-{}'.format(number): name
+                offered[address] = {type_id(number): name
                                     for number, name in table.items()}
             continue
         offered[gpu.address] = _mdev_types(gpu.address, names)

@@ -16,8 +16,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import yaml
 
-from nvidia_vgpu import model, option_text
-from nvidia_vgpu.nova import mappings
+from nvidia_vgpu import model, names, option_text
 
 OPTION = 'mig-layout'
 EXAMPLE = "{'10de:2330': {'1g.10gb': 4, '3g.40gb': 1}}"
@@ -40,26 +39,9 @@ class LayoutError(ValueError):
         super().__init__('Invalid {}: {}'.format(OPTION, problem))
 
 
-# A MIG-backed vGPU type's name (vgpu-device-manager's rule, from NVIDIA's
-# naming): <board>-<slices>-<GB><series>[ME|NOME|MEALL|GFX] -> the GPU
-# instance profile it needs, <slices>g.<GB>gb with +me, -me, +me.all or
-# +gfx.
-MIG_BACKED_NAME = re.compile(
-    r'(?:[A-Z0-9-]*?)-(?P<slices>[1-7])-(?P<gb>[1-9][0-9]{0,3})[ABCQ]'
-    r'(?P<attribute>ME|NOME|MEALL|GFX)?', re.ASCII)
-ATTRIBUTES = {None: '', 'ME': '+me', 'NOME': '-me', 'MEALL': '+me.all',
-              'GFX': '+gfx'}
-
-
-def gi_profile_of(type_name: str) -> Optional[str]:
-    """The GPU instance profile a MIG-backed vGPU type needs, from the
-    driver's name of it ("NVIDIA H100XM-1-10C": 1g.10gb); None for a
-    time-sliced type."""
-    match = MIG_BACKED_NAME.fullmatch((type_name or '').split(' ')[-1])
-    if not match:
-        return None
-    return '{}g.{}gb{}'.format(match.group('slices'), match.group('gb'),
-                               ATTRIBUTES[match.group('attribute')])
+# The GPU instance profile of a MIG-backed type's name lives with the
+# names (names.py); nova/plan.py asks for it here.
+gi_profile_of = names.gi_profile_of
 
 
 def slices(profile: str) -> int:
@@ -94,8 +76,8 @@ def _gpu(written: str) -> str:
         written, 'the GPU {}'.format(option_text.shown(written)),
         'GPUs and GPU instance profiles', LayoutError)
     gpu = written.lower()
-    if not (mappings.PCI_ADDRESS.fullmatch(gpu)
-            or mappings.SELECTOR.fullmatch(gpu)):
+    if not (names.PCI_ADDRESS.fullmatch(gpu)
+            or names.SELECTOR.fullmatch(gpu)):
         raise LayoutError(
             '{} is not a full PCI address domain:bus:device.function, e.g. '
             '0000:41:00.0, nor a GPU selector such as 10de:2330'.format(

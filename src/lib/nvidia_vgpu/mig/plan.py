@@ -13,9 +13,8 @@ per GPU in; a MigPlan out.
 """
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from nvidia_vgpu import model
+from nvidia_vgpu import guest_words, model
 from nvidia_vgpu.mig import instances as gpu_instances, layout as mig_layout
-from nvidia_vgpu.nova import guest_safety
 
 
 def for_host(layout: mig_layout.Layout,
@@ -179,9 +178,9 @@ def held_message(held: Mapping[str, Sequence[str]]) -> Optional[str]:
         return None
     return ('Change of mig-layout waits for guests using vGPUs: {}; it '
             'applies once they are gone ({})'.format('; '.join(
-                '{} for {}'.format(gpu, guest_safety.named(list(guests)))
+                '{} for {}'.format(gpu, guest_words.named(list(guests)))
                 for gpu, guests in sorted(held.items())),
-                guest_safety.RETYPE_FREES))
+                guest_words.RETYPE_FREES))
 
 
 def blocked_message(work: model.MigPlan) -> Optional[str]:

@@ -29,8 +29,9 @@ Pure functions: data in, data out.
 from typing import (Collection, Dict, Iterable, List, Mapping, Optional,
                     Tuple)
 
-from nvidia_vgpu.nova.mappings import Mappings, type_order
 from nvidia_vgpu.model import HostGpu
+from nvidia_vgpu.names import type_order
+from nvidia_vgpu.nova.mappings import Mappings
 
 # (GPU address, vGPU type) -> the type's max_instance on that GPU
 Capacities = Mapping[Tuple[str, str], Optional[int]]

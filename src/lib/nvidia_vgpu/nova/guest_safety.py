@@ -32,22 +32,17 @@ Pure functions over what sysfs and libvirt's files say.
 from typing import (AbstractSet, Dict, Iterable, List, Mapping, Optional,
                     Sequence, Tuple)
 from nvidia_vgpu import model
+# The words shared with the rooms below nova (mig/, driver/).
+from nvidia_vgpu.guest_words import RETYPE_FREES, STOP_FREES, named
+from nvidia_vgpu.names import type_id
 
 # One entry per vGPU in use: (the GPU or VF it lives on, its guests).
 InUse = Sequence[Tuple[str, Sequence[str]]]
 Mappings = Dict[str, List[str]]
-# How many guest names a status line spells out before "and N more".
-NAMED_GUESTS = 3
 
 
 # The actions that replace the vGPU Manager rather than stop it.
 REPLACES = ('install-vgpu-software',)
-# What frees a guest's vGPU for a vGPU Manager stop or a driver
-# replacement (status lines and action failures name them).
-STOP_FREES = 'stop, migrate, resize, shelve-offload or delete'
-# What frees it for a retype: a stopped guest keeps its vGPU.
-RETYPE_FREES = ('migrate, resize, shelve-offload or delete them; a stopped '
-                'guest keeps its vGPU')
 
 
 def refusal(action: str, in_use: InUse) -> Optional[str]:
@@ -87,7 +82,7 @@ def vgpus_in_use(mdevs: Iterable[Tuple[str, str, str]],
     """
     found = [model.VgpuInUse(parent, vgpu_type, sorted(mdev_users[uuid]))
              for uuid, parent, vgpu_type in mdevs if uuid in mdev_users]
-    found += [model.VgpuInUse(vf, 'nvidia-{}'.format(number),
+    found += [model.VgpuInUse(vf, type_id(number),
                               sorted(pci_users[vf]))
               for vf, number in sorted(vf_types.items())
               if number and vf in pci_users]
@@ -113,13 +108,6 @@ def running(vgpus: Iterable[model.VgpuInUse],
 def guest_names(vgpus: Iterable[model.VgpuInUse]) -> List[str]:
     """The guests using any of these vGPUs, each once, sorted."""
     return sorted({name for vgpu in vgpus for name in vgpu.guests})
-
-
-def named(guests: Sequence[str]) -> str:
-    """'instance-1, instance-2 and 3 more': short enough for a status."""
-    shown = ', '.join(guests[:NAMED_GUESTS])
-    more = len(guests) - NAMED_GUESTS
-    return shown + (' and {} more'.format(more) if more > 0 else '')
 
 
 def hold_for_guests(wanted: Mappings, published: Optional[Mappings],

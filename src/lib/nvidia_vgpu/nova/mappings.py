@@ -3,10 +3,10 @@
 nova-compute renders these values into nova.conf without escaping, so a
 newline, '[', ']' or '=' in a type or an address would let the option
 write arbitrary nova.conf. Nothing leaves this module unless every type
-and every address matches a fixed grammar as a whole string: Python's
-'$' also matches before a final newline, so the grammar is applied with
-fullmatch, and any character outside printable ASCII is refused first,
-by name, before anything else is said about the value.
+and every address matches a fixed grammar (names.py) as a whole string:
+Python's '$' also matches before a final newline, so the grammar is
+applied with fullmatch, and any character outside printable ASCII is
+refused first, by name, before anything else is said about the value.
 
 The value is YAML (JSON is YAML): a mapping of vGPU type to a non-empty
 list of full PCI addresses. A type is the driver's id (nvidia-108) or
@@ -15,44 +15,17 @@ NVIDIA's profile name (V100-8Q), which each host turns into its own id
 YAML's type resolution: an unquoted 0000:41:00.0 is a base-60 float to a
 YAML 1.1 loader, and an operator should not have to know that.
 """
-import re
 from typing import (Collection, Dict, Iterable, List, Mapping, NamedTuple,
                     Optional, Tuple)
 
 import yaml
 from nvidia_vgpu import model, option_text
+# is_profile and type_order are also asked for here (profiles.py, plan.py)
+from nvidia_vgpu.names import (ANY_SELECTOR, PCI_ADDRESS, SELECTOR,
+                               is_profile, is_type_id, profile_of,
+                               type_order)
 
 OPTION = 'vgpu-device-mappings'
-# Whole-string grammars: use them with fullmatch() only.
-TYPE_NAME = re.compile(r'nvidia-[1-9][0-9]{0,4}', re.ASCII)
-# NVIDIA's vGPU profile name, as its driver prints it after "GRID " or
-# "NVIDIA ". The rules are NVIDIA's own grammar of type names
-# (vgpu-device-manager, pkg/types/vgpu_type.go), bounded and no looser
-# than the names published for vGPU 17 to 20 need (the tests hold them:
-# unit_tests/data/nvidia_vgpu_profile_names.json):
-# - the board: up to 16 capitals and digits, at least one capital; it may
-#   begin with a digit (V100, A100D, GH200L, DC, 6000D);
-# - time-sliced: the board, up to two words of it (RTX6000-Ada), '-', the
-#   frame buffer in GB (0 is 512 MB: M60-0Q), the series (A, B, C or Q)
-#   or B4, a variant of some B-series types (T4-2B4);
-# - MIG-backed: the board, '-', the GPU instance's slices (1-7), '-', the
-#   frame buffer in GB (A100D-1-10C, 6000D-2-84Q), the series, and at most
-#   one MIG attribute: media extensions ME, NOME or MEALL, or graphics GFX
-#   (A100-1-5CME, DC-1-24CGFX).
-_BOARD = r'(?=[0-9]*[A-Z])[A-Z0-9]{1,16}'
-_TIME_SLICED = (r'(?:-[A-Z][A-Za-z]{0,15}){0,2}'
-                r'-(?:0|[1-9][0-9]{0,3})(?:[ACQ]|B4?)')
-_MIG_BACKED = r'-[1-7]-[1-9][0-9]{0,3}[ABCQ](?:ME|NOME|MEALL|GFX)?'
-PROFILE = re.compile(
-    '{}(?:{}|{})'.format(_BOARD, _TIME_SLICED, _MIG_BACKED), re.ASCII)
-PCI_ADDRESS = re.compile(
-    r'[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]', re.ASCII)
-# A GPU model instead of an address: vendor:device, optionally narrowed by
-# subsystem vendor:device, e.g. 10de:1db4 or 10de:1db4:10de:1214.
-SELECTOR = re.compile(r'10de:[0-9a-f]{4}(?::[0-9a-f]{4}:[0-9a-f]{4})?',
-                      re.ASCII)
-ANY_SELECTOR = re.compile(r'[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){1,3}',
-                          re.ASCII)
 EXAMPLE = "{'nvidia-35': ['0000:84:00.0']}"
 
 Mappings = Dict[str, List[str]]
@@ -143,8 +116,7 @@ def _checked_mapping(root: yaml.MappingNode) -> Mappings:
         vgpu_type = _scalar(key_node, 'a vGPU type')
         _printable_ascii(vgpu_type, 'the vGPU type {}'.format(
             _shown(vgpu_type)))
-        if not (TYPE_NAME.fullmatch(vgpu_type)
-                or PROFILE.fullmatch(vgpu_type)):
+        if not (is_type_id(vgpu_type) or is_profile(vgpu_type)):
             raise MappingError(_not_a_type(vgpu_type))
         if vgpu_type in result:
             raise MappingError('{} is given twice; list all its addresses '
@@ -154,8 +126,7 @@ def _checked_mapping(root: yaml.MappingNode) -> Mappings:
             if SELECTOR.fullmatch(address):
                 continue  # checked against this host's GPUs, in for_host
             if address in owner and not (
-                    PROFILE.fullmatch(owner[address])
-                    and PROFILE.fullmatch(vgpu_type)):
+                    is_profile(owner[address]) and is_profile(vgpu_type)):
                 raise MappingError(
                     '{} is listed under both {} and {}; a GPU offers one '
                     'type (nova-compute refuses to start otherwise); '
@@ -172,28 +143,17 @@ def _checked_mapping(root: yaml.MappingNode) -> Mappings:
 
 def _not_a_type(key: str) -> str:
     """Why a key is no vGPU type, with the form meant where it is plain."""
-    last = key.split(' ')[-1]
-    if ' ' in key and PROFILE.fullmatch(last):
+    last = profile_of(key)
+    if ' ' in key and last:
         return ('{} is not a vGPU type name: write the profile name without '
                 'the driver\'s prefix, e.g. {}'.format(_shown(key), last))
-    if PROFILE.fullmatch(key.upper()):
+    if is_profile(key.upper()):
         return ('{} is not a vGPU type name: profile names are written in '
                 'NVIDIA\'s capitals, e.g. A40-2Q (see the list-vgpu-types '
                 'action)'.format(_shown(key)))
     return ('{} is not a vGPU type name; NVIDIA types look like nvidia-35, '
             'or by profile name V100-8Q (see the list-vgpu-types '
             'action)'.format(_shown(key)))
-
-
-def is_profile(vgpu_type: str) -> bool:
-    """Whether a parsed key is a profile name, not a type id."""
-    return PROFILE.fullmatch(vgpu_type) is not None
-
-
-def type_order(vgpu_type: str) -> Tuple[int, str]:
-    """nvidia-9 before nvidia-10: numeric order reads naturally."""
-    number = vgpu_type.rsplit('-', 1)[-1]
-    return (int(number) if number.isdigit() else 0, vgpu_type)
 
 
 class HostMappings(NamedTuple):

@@ -21,10 +21,10 @@ Pure functions: data in, data out.
 from typing import (Collection, Dict, Iterable, List, Mapping, Optional,
                     Set, Tuple)
 
-from nvidia_vgpu.mig import layout as mig_layout
 from nvidia_vgpu.model import HostGpu
-from nvidia_vgpu.nova.mappings import (
-    PROFILE, SELECTOR, HostMappings, Mappings, type_order, is_profile)
+from nvidia_vgpu.names import (
+    SELECTOR, gi_profile_of, is_profile, profile_of, type_order)
+from nvidia_vgpu.nova.mappings import HostMappings, Mappings
 from nvidia_vgpu import model
 
 # device -> {type id: the driver's name for it, e.g. "GRID V100-8Q"}
@@ -34,15 +34,6 @@ Offered = Mapping[str, Mapping[str, str]]
 def named(wanted: Mappings) -> bool:
     """Whether the mappings use profile names (their names must be read)."""
     return any(is_profile(key) for key in wanted)
-
-
-def profile_of(driver_name: str) -> Optional[str]:
-    """The profile name in a type's name as the driver prints it: its last
-    word ("GRID V100-8Q", "NVIDIA L40S-2Q", and on Blackwell boards
-    "NVIDIA RTX Pro 6000 Blackwell DC-4-96Q"); None if that is no
-    profile name."""
-    words = driver_name.split(' ')
-    return words[-1] if PROFILE.fullmatch(words[-1]) else None
 
 
 def _names(target: str, gpus: Mapping[str, HostGpu],
@@ -177,7 +168,7 @@ def _choose(given: Dict[str, Dict[str, List[str]]],
 def _mig_backed(hits: List[str]) -> bool:
     """Whether all the names are MIG-backed (they may share a GPU in MIG
     mode, each on VFs of its own)."""
-    return all(mig_layout.gi_profile_of(hit) for hit in hits)
+    return all(gi_profile_of(hit) for hit in hits)
 
 
 def _problem(target: str, names: Dict[str, List[str]],

@@ -30,9 +30,9 @@ import re
 from typing import (Dict, Iterable, List, Mapping, NamedTuple, Optional,
                     Sequence, Set, Tuple)
 
-from nvidia_vgpu.nova import guest_safety, nova_config, profiles, releases
-from nvidia_vgpu.nova.mappings import PROFILE, type_order
-from nvidia_vgpu import model
+from nvidia_vgpu import guest_words, model
+from nvidia_vgpu.names import is_profile, profile_of, type_order
+from nvidia_vgpu.nova import nova_config, releases
 
 OPTION = 'vgpu-resource-class'
 VGPU = nova_config.VGPU   # the default value names the class it keeps
@@ -76,11 +76,11 @@ def choice(value: Optional[str]) -> str:
 def profile_class(profile: str) -> str:
     """CUSTOM_VGPU_A40_2Q for A40-2Q (RTX6000-Ada-4Q: ..._RTX6000_ADA_4Q).
 
-    profile must be a profile name as profiles.profile_of() returns it
+    profile must be a profile name as names.profile_of() returns it
     (letters, digits and dashes only): a ValueError otherwise, so that
     nothing but validated characters reaches nova.conf.
     """
-    if not PROFILE.fullmatch(profile):
+    if not is_profile(profile):
         raise ValueError('{!r} is not a vGPU profile name'.format(profile))
     name = CLASS_PREFIX + profile.upper().replace('-', '_')
     if not (NOVA_MDEV_CLASS.fullmatch(name)
@@ -131,7 +131,7 @@ def for_type(chosen: str, vgpu_type: str, driver_name: str,
     the charm publishes it under with this choice, and the flavor
     property that asks for it. Under per-profile a type whose driver
     name holds no profile name has no class (nothing is published)."""
-    profile = profiles.profile_of(driver_name) if driver_name else None
+    profile = profile_of(driver_name) if driver_name else None
     if chosen == PER_PROFILE:
         resource_class = profile_class(profile) if profile else None
     else:
@@ -182,7 +182,7 @@ def for_host(chosen: str, mdev_types: Iterable[str],
     for vgpu_type in sorted(set(mdev_types) | set(vfio_types),
                             key=type_order):
         found = sorted(names.get(vgpu_type, ()))
-        found_profiles = {profiles.profile_of(name) for name in found}
+        found_profiles = {profile_of(name) for name in found}
         if not found:
             unnamed.append(vgpu_type)
         elif len(found_profiles) > 1 or None in found_profiles:
@@ -272,11 +272,11 @@ def hold_for_guests(wanted: Classes, published: Optional[Classes],
 def held_message(held: Sequence[model.HeldClass]) -> str:
     """The status line for class changes that wait for guests."""
     parts = ['{} keeps {} for {} (wanted: {})'.format(
-        item.vgpu_type, item.keeps, guest_safety.named(item.guests),
+        item.vgpu_type, item.keeps, guest_words.named(item.guests),
         item.wants) for item in held]
     return ('Change of {} waits for guests using vGPUs: {}; it applies '
             'once they are gone ({})'.format(
-                OPTION, '; '.join(parts), guest_safety.RETYPE_FREES))
+                OPTION, '; '.join(parts), guest_words.RETYPE_FREES))
 
 
 def summary(chosen: str, classes: Classes) -> List[str]:

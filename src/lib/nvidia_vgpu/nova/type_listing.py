@@ -2,10 +2,10 @@
 its profile, resource class and the flavor property that asks for it."""
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from nvidia_vgpu import model, vgpu_types
+from nvidia_vgpu import model, names, vgpu_types
 from nvidia_vgpu.driver import software
 from nvidia_vgpu.mig import layout as mig_layout
-from nvidia_vgpu.nova import mappings, resource_classes
+from nvidia_vgpu.nova import resource_classes
 
 Results = Dict[str, object]
 
@@ -20,7 +20,7 @@ def choose(gpus: List[model.PciFunction],
     chosen_gpus = gpus
     if pci_address:
         wanted = pci_address.strip().lower()
-        if not mappings.PCI_ADDRESS.fullmatch(wanted):
+        if not names.PCI_ADDRESS.fullmatch(wanted):
             raise ValueError(
                 'pci-address {!r} is not a full PCI address such as '
                 '0000:84:00.0'.format(pci_address))
@@ -94,7 +94,7 @@ def _cap_at_free_instances(records: List[Dict[str, object]],
     count is at most the instances that no vGPU of its size takes."""
     if gpu is None or not gpu.enabled:
         return
-    sizes = {str(record['type']): mig_layout.gi_profile_of(
+    sizes = {str(record['type']): names.gi_profile_of(
         str(record['name'] or '')) for record in records}
     for record in records:
         profile = sizes[str(record['type'])]
@@ -134,7 +134,7 @@ def _mig_line(gpu: model.MigGpu, records: List[Dict[str, object]]) -> str:
         counts[instance.profile] = counts.get(instance.profile, 0) + 1
     gives: Dict[str, List[str]] = {}
     for record in records:
-        profile = mig_layout.gi_profile_of(str(record['name'] or ''))
+        profile = names.gi_profile_of(str(record['name'] or ''))
         if record['gpu'] == gpu.address and profile:
             gives.setdefault(profile, []).append('{} ({})'.format(
                 record['profile'], record['type']))

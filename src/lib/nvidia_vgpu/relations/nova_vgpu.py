@@ -6,13 +6,13 @@ change that waits for guests, or VFs not back after a boot, publishes
 nothing (the plan's `publish`).
 """
 import json
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 import charmhelpers.core.hookenv as hookenv
 import charms.reactive as reactive
 
 from nvidia_vgpu import state
-from nvidia_vgpu.apply import context as hook_context
+from nvidia_vgpu.hook_plan import decide
 
 CONNECTED = 'nova-vgpu.connected'
 
@@ -51,16 +51,20 @@ def _decoded(raw: Mapping[str, str]) -> Dict[str, Any]:
 
 
 class NovaVgpu:
-    """Hands nova-compute the plan's settings."""
+    """Hands nova-compute the plan's settings. plan: the hook's plan now;
+    published: told once what Nova was given is remembered (the unit's
+    records changed)."""
 
-    def __init__(self, context: hook_context.HookContext) -> None:
-        self.context = context
+    def __init__(self, plan: Callable[[], decide.HookPlan],
+                 published: Callable[[], None]) -> None:
+        self._plan = plan
+        self._published = published
 
     def publish(self) -> None:
         """Set what changed, and remember what Nova was given (what a
         GPU whose change waits for guests keeps)."""
         related = endpoint()
-        plan = self.context.plan
+        plan = self._plan()
         if related is None or not plan.publish:
             return
         nova = plan.nova
@@ -70,4 +74,4 @@ class NovaVgpu:
                 sorted(plan.settings)), level=hookenv.INFO)
         if nova.host_mappings is not None:
             state.record_published(nova.host_mappings, nova.classes)
-        self.context.unit_changed()
+        self._published()
