@@ -8,7 +8,7 @@ boot (python3 -m nvidia_vgpu.restore), outside the charm's venv.
 """
 from typing import Any, Dict, List, Mapping, NamedTuple, Set, Tuple
 
-from nvidia_vgpu import model
+from nvidia_vgpu import model, names
 
 
 class Creation(NamedTuple):
@@ -63,7 +63,7 @@ def devices_to_read(inventory: Mapping[str, Tuple[str, str]],
 def vf_type_numbers(vf_types: Dict[str, List[str]]) -> Dict[str, int]:
     """VF -> the number of the vGPU type Nova was given it with (what
     current_vgpu_type takes), from type -> its VFs."""
-    return {vf: int(vgpu_type.rsplit('-', 1)[1])
+    return {vf: names.type_number(vgpu_type)
             for vgpu_type, vfs in vf_types.items() for vf in vfs}
 
 
