@@ -3,7 +3,7 @@ line is only well-formed GPU instance profiles and counts, and a layout
 a GPU cannot hold is refused naming the profile and what fits."""
 import pytest
 
-from nvidia_vgpu import model
+from nvidia_vgpu import model, names
 from nvidia_vgpu.mig import layout
 from nvidia_vgpu.mig.layout import LayoutError, parse
 
@@ -101,4 +101,4 @@ def test_more_instances_than_the_gpu_holds_are_refused():
 ])
 def test_a_mig_backed_types_name_gives_its_gpu_instance_profile(name,
                                                                 profile):
-    assert layout.gi_profile_of(name) == profile
+    assert names.gi_profile_of(name) == profile

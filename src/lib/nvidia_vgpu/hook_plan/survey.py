@@ -13,8 +13,7 @@ verdict from the VFs' types and their guests.
 """
 from typing import Dict, Mapping, Optional, Sequence
 
-from nvidia_vgpu import model, vgpu_types
-from nvidia_vgpu.mig import layout as mig_layout
+from nvidia_vgpu import model, names, vgpu_types
 
 
 def gpu_state(gpu: model.HostGpu, gpu_model: str,
@@ -111,7 +110,7 @@ def _capacity(state: model.GpuState, gpu: model.HostGpu,
     """vGPUs of the type the GPU can host: one per GPU instance of its
     profile on a GPU in MIG mode, else the type's max_instance."""
     mig = (host.mig or {}).get(gpu.address)
-    profile = mig_layout.gi_profile_of(state.names.get(vgpu_type, ''))
+    profile = names.gi_profile_of(state.names.get(vgpu_type, ''))
     if mig is not None and mig.enabled and profile:
         return mig.instances_of(profile)
     description = host.type_descriptions.get(gpu.address, {}).get(

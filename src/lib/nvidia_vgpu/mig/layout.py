@@ -39,11 +39,6 @@ class LayoutError(ValueError):
         super().__init__('Invalid {}: {}'.format(OPTION, problem))
 
 
-# The GPU instance profile of a MIG-backed type's name lives with the
-# names (names.py); nova/plan.py asks for it here.
-gi_profile_of = names.gi_profile_of
-
-
 def slices(profile: str) -> int:
     """Compute slices a GI of this profile takes."""
     return int(profile.split('g.', 1)[0])

@@ -20,7 +20,6 @@ from typing import (Collection, Dict, Iterable, List, Mapping, NamedTuple,
 
 import yaml
 from nvidia_vgpu import model, option_text
-# is_profile and type_order are also asked for here (profiles.py, plan.py)
 from nvidia_vgpu.names import (ANY_SELECTOR, PCI_ADDRESS, SELECTOR,
                                is_profile, is_type_id, profile_of,
                                type_order)

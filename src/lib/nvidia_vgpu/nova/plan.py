@@ -10,8 +10,7 @@ them. No I/O, no Juju: tested with tables of snapshots.
 """
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
-from nvidia_vgpu import model, vgpu_types
-from nvidia_vgpu.mig import layout as mig_layout
+from nvidia_vgpu import model, names, vgpu_types
 from nvidia_vgpu.nova import (
     capacity, guest_safety, mappings, nova_config, profiles, releases,
     resource_classes, vfio_migration)
@@ -329,9 +328,9 @@ def _mig_profile(snapshot: model.HostSnapshot, address: str,
         return None
     vfs = next((host_gpu.virtual_functions for host_gpu in snapshot.gpus
                 if host_gpu.address == address), ())
-    names = [(snapshot.offered or {}).get(vf, {}).get(vgpu_type)
-             for vf in vfs]
-    return next((mig_layout.gi_profile_of(name) for name in names
+    driver_names = [(snapshot.offered or {}).get(vf, {}).get(vgpu_type)
+                    for vf in vfs]
+    return next((names.gi_profile_of(name) for name in driver_names
                  if name), None)
 
 
@@ -347,7 +346,7 @@ def _one_type_per_size(snapshot: model.HostSnapshot,
             if profile:
                 sizes.setdefault((address, profile), []).append(vgpu_type)
     return ['{} both take the {} GPU instances of {}; give it one of '
-            'them'.format(' and '.join(sorted(types, key=mappings.type_order)),
+            'them'.format(' and '.join(sorted(types, key=names.type_order)),
                           profile, address)
             for (address, profile), types in sorted(sizes.items())
             if len(types) > 1]
