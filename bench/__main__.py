@@ -71,14 +71,16 @@ def main(argv=None) -> int:
     largest_gpus = max(args.gpus)
     _progress('update-status on {} GPUs, monitored (nrpe and a COS '
               'agent related)'.format(largest_gpus))
-    monitored = measure.hook_figures(
+    monitored = measure.steady_figures(
         hosts.gpu_host(largest_gpus, args.vfs, args.types, monitored=True),
-        args.repeat, hooks=('update-status',))
+        args.repeat)
     figures['monitored'] = dict(monitored, gpus=largest_gpus, vfs=args.vfs,
                                 types=args.types)
-    rows.append(report.hook_row('update-status, monitored', largest_gpus,
-                                monitored['hooks']['update-status'],
-                                monitored['floor']))
+    rows.append(report.hook_row(
+        'update-status, monitored', largest_gpus,
+        monitored['hooks']['update-status'],
+        next(host['floor'] for host in figures['hosts']
+             if host['gpus'] == largest_gpus)))
     _progress('list-vgpu-types on {} GPUs x {} VFs x {} types, {} other '
               '/sys/devices entries'.format(args.action_gpus, args.vfs,
                                             args.types, args.noise))

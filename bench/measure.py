@@ -194,6 +194,15 @@ def hook_figures(host: Dict[str, Any], repeat: int,
             'stack_floor': _median_of(stack), 'tool_call_s': tool_s}
 
 
+def steady_figures(host: Dict[str, Any], repeat: int,
+                   hook: str = 'update-status') -> Dict[str, Any]:
+    """One hook on a settled host, without the floors and the action
+    (which the same host without monitoring has already measured)."""
+    with Bench(host) as bench:
+        bench.settle()
+        return {'hooks': {hook: bench.step(hook, repeat)}}
+
+
 def action_figures(host: Dict[str, Any], repeat: int) -> Dict[str, Any]:
     """list-vgpu-types on a host, against reading its files and against
     walking the whole /sys/devices tree."""
