@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import charmhelpers.contrib.openstack.utils as os_utils
 
-from nvidia_vgpu import state
+from nvidia_vgpu import model, state
 from nvidia_vgpu.hook_plan import decide, facts as hook_facts, preview
 from nvidia_vgpu.host import boot_records, dpkg, snapshot
 
@@ -59,7 +59,7 @@ class HookContext:
         return self._unit
 
     @property
-    def host(self):
+    def host(self) -> model.HostSnapshot:
         """The host as this hook found it (one lspci per hook)."""
         if self._host is None:
             needs = self._reading or decide.reading(self.config, self.unit)
@@ -97,7 +97,9 @@ class HookContext:
 
     def preview(self, values: Mapping[str, Any]) -> preview.Preview:
         """The plan with these option values instead (preview-config):
-        the host read once, as far as either plan needs; nothing set."""
+        the host read once, as far as either plan needs; nothing set, not
+        even the unit's memory of dpkg's answers."""
+        self.installed_version = dpkg.installed_version
         self._reading = preview.reading(self.config, values, self.unit)
         return preview.preview(self.facts(), self.config, values,
                                self.unit)
