@@ -12,6 +12,9 @@ in $SIM_COMMANDS and change only the simulated host.
 It runs with `python -IS` (quick to start, and nothing from the hook's
 environment leaks in); only relation-set --file reaches for PyYAML.
 juju-log, called dozens of times per hook, is a separate shell script.
+Where a C compiler builds sim/tool_client.c, the names link to it
+instead, and sim/tool_server.py runs dispatch.main in a fork of one warm
+process per simulation, on the caller's streams and environment.
 
     state.py          the shared state, the command record, helpers
     juju_tools.py     Juju's hook tools (config-get, status-set, ...)
