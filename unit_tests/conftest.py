@@ -78,9 +78,19 @@ def pytest_configure(config):
         'development machine\'s Python only (not per series)')
 
 
+# Tests that take a minute or more on the CI machine (a 2-core runner,
+# every env at once): they start first, so that no worker is left running
+# one of them alone at the end of the suite.
+START_FIRST = (
+    'test_bench.py::test_a_small_run_prints_every_section_and_writes_the_'
+    'figures',
+)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.module.__name__.rsplit('.', 1)[-1]
         if module in HOST_SIDE_MODULES or module.startswith(
                 HOST_SIDE_PREFIXES):
             item.add_marker(pytest.mark.host_side)
+    items.sort(key=lambda item: not item.nodeid.endswith(START_FIRST))
