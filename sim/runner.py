@@ -86,7 +86,7 @@ class Simulation:
         }
         # What the last exec step's program did (its step's "exec").
         self._exec_result: Dict[str, Any] = {}
-        # Answers the fake tools' calls where client.c could be built.
+        # Answers the fake tools' calls where tool_client.c was built.
         self._tool_server: Optional[toolserver.ToolServer] = None
 
     # ------------------------------------------------------------ setup
@@ -203,7 +203,7 @@ class Simulation:
             stream.write(fakebin.launcher(sys.executable))
         os.chmod(program, 0o755)
         # Each tool call a fork of one warm server instead of a Python
-        # start (a quarter of a scenario's CPU); benchmarks keep the
+        # start (about half a scenario's CPU); benchmarks keep the
         # launcher, whose cost their figures show per hook.
         client = None if self.profile else toolserver.compiled_client(
             os.path.join(pythons.envs_dir(), 'fake-tools'))
