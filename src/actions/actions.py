@@ -23,26 +23,24 @@ import charmhelpers.core.hookenv as hookenv  # noqa: E402
 import charmhelpers.core.unitdata as unitdata  # noqa: E402
 
 from nvidia_vgpu import state  # noqa: E402
-from nvidia_vgpu.host import inventory, kernel, mig  # noqa: E402
+from nvidia_vgpu.host import inventory, kernel, snapshot  # noqa: E402
 from nvidia_vgpu.nova import resource_classes, type_listing  # noqa: E402
 
 
 def list_vgpu_types() -> None:
     """action-set the vGPU types this host's GPUs offer."""
+    driver = kernel.nvidia_driver_version()
     gpus, results = type_listing.choose(
-        inventory.nvidia_gpus(), state.installed_software(),
-        kernel.nvidia_driver_version(),
+        inventory.nvidia_gpus(), state.installed_software(), driver,
         pci_address=hookenv.action_get('pci-address') or None)
     if results is None:
+        host = snapshot.read_listing(tuple(gpus), driver)
         listed = {gpu.address for gpu in gpus}
-        # MIG-capable GPUs are SR-IOV ones (Ampere and later datacenter
-        # GPUs): nvidia-smi is asked only where there are such.
-        found = mig.read() if inventory.any_sriov(gpus) else {}
         results = type_listing.listing(
-            inventory.offered_types(gpus),
+            type_listing.offered_types(host),
             resource_class=hookenv.config().get(resource_classes.OPTION),
             refusal=state.class_refusal(),
-            mig={address: gpu for address, gpu in found.items()
+            mig={address: gpu for address, gpu in (host.mig or {}).items()
                  if address in listed})
     hookenv.action_set({key: value if isinstance(value, str)
                         else json.dumps(value, sort_keys=True)

@@ -67,7 +67,9 @@ class HostGpu(NamedTuple):
     vendor_vfio: bool = False
     # "10de:1db4:10de:1214": what selectors match
     ids: str = ''
-    total_vfs: int = 0          # how many VFs it can have (0: no SR-IOV)
+    # how many VFs it can have (0: no SR-IOV); None: not read, where VFs
+    # are enabled and the reader needs no more (list-vgpu-types)
+    total_vfs: Optional[int] = 0
 
     def matches(self, selector: str) -> bool:
         return self.ids == selector or self.ids.startswith(selector + ':')

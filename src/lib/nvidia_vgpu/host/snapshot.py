@@ -71,6 +71,31 @@ def read(nova_version: Optional[str],
                           for vf in gpu.virtual_functions})
 
 
+def read_listing(functions: Tuple[model.PciFunction, ...],
+                 driver: Optional[str]) -> model.HostSnapshot:
+    """The host at list-vgpu-types' level: these GPUs and their VFs, the
+    types each device offers with the driver's names (one VF stands for
+    all of an mdev GPU's, as in a hook), the descriptions and free
+    instances the listing then asks for, one file each, the vGPUs on
+    VFs, and MIG where a GPU has SR-IOV (every MIG-capable GPU does).
+    None of a hook's other reads (guests, boot records, versions);
+    driver: what the action read already."""
+    gpus = tuple(host_gpu(function, count_vfs=False)
+                 for function in functions)
+    if not gpus or driver is None:
+        return model.HostSnapshot(functions, gpus, driver, None)
+    return model.HostSnapshot(
+        functions, gpus, driver, None,
+        offered=offered_types(gpus, names=True),
+        type_descriptions={
+            gpu.address: _Descriptions((gpu.virtual_functions or
+                                        (gpu.address,))[0])
+            for gpu in gpus if not gpu.vendor_vfio},
+        mdevs=tuple(sysfs.mediated_devices()),
+        available=_OnDemand(sysfs.available_instances),
+        mig=mig_state.read() if any(gpu.sriov for gpu in gpus) else None)
+
+
 def with_records(snapshot: model.HostSnapshot) -> model.HostSnapshot:
     """The same snapshot with the charm's boot records read again (the
     charm has just rewritten them)."""
@@ -81,17 +106,21 @@ def with_records(snapshot: model.HostSnapshot) -> model.HostSnapshot:
         recorded_vf_types=boot_records.recorded_vf_types())
 
 
-def host_gpu(function: model.PciFunction) -> model.HostGpu:
+def host_gpu(function: model.PciFunction,
+             count_vfs: bool = True) -> model.HostGpu:
     """A GPU as Nova can use it, its VFs read now.
 
     The driver mode is read from sysfs, not assumed from the Ubuntu
     release: VFs with a creatable_vgpu_types table mean NVIDIA's
-    vendor-specific VFIO driver (no mdev).
+    vendor-specific VFIO driver (no mdev). count_vfs=False: how many VFs
+    it can have is read only where none is enabled (enabled VFs already
+    say it has SR-IOV; total_vfs is then None).
     """
     vfs = tuple(sysfs.sriov_virtual_functions(function.address))
-    total_vfs = sysfs.sriov_total_vfs(function.address)
+    total_vfs = sysfs.sriov_total_vfs(function.address) \
+        if count_vfs or not vfs else None
     return model.HostGpu(
-        function.address, total_vfs > 0, vfs,
+        function.address, total_vfs is None or total_vfs > 0, vfs,
         bool(vfs) and sysfs.creatable_vgpu_types(vfs[0]) is not None,
         ':'.join((function.vendor_id, function.device_id,
                   function.subsystem_vendor_id or '0000',

@@ -41,6 +41,39 @@ def choose(gpus: List[model.PciFunction],
     return chosen_gpus, None
 
 
+def offered_types(host: model.HostSnapshot) -> List[model.GpuTypes]:
+    """Each GPU's types, device by device, from a snapshot read at the
+    listing's level (host/snapshot.read_listing): on an mdev GPU each VF
+    lists the first VF's types with its own free instances; on NVIDIA's
+    vendor-specific VFIO driver each VF its own table of what it can
+    still take, one of each."""
+    found = []
+    for gpu in host.gpus:
+        tables = host.offered or {}
+        if gpu.vendor_vfio:
+            found.append(model.GpuTypes(gpu.address, [
+                [model.VgpuType(type_id, vf, name, '', 1)
+                 for type_id, name in sorted(
+                     tables.get(vf, {}).items(),
+                     key=lambda item: names.type_number(item[0]))]
+                for vf in gpu.virtual_functions],
+                sriov=True, vendor_vfio=True))
+            continue
+        devices = gpu.virtual_functions or (gpu.address,)
+        descriptions = host.type_descriptions.get(gpu.address, {})
+        on_vfs = set(gpu.virtual_functions)
+        found.append(model.GpuTypes(gpu.address, [
+            [model.VgpuType(type_id, device, name,
+                            descriptions.get(type_id) or '',
+                            host.available.get((device, type_id)))
+             for type_id, name in sorted(tables.get(devices[0],
+                                                    {}).items())]
+            for device in devices],
+            [mdev.type_id for mdev in host.mdevs if mdev.parent in on_vfs],
+            sriov=bool(gpu.virtual_functions)))
+    return found
+
+
 def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
             refusal: Optional[str] = None,
             mig: Optional[Mapping[str, model.MigGpu]] = None) -> Results:
