@@ -348,10 +348,17 @@ def test_dkms_failing_says_its_error(fake_commands):
 def test_a_units_state_is_systemds_word_for_it(host_root, fake_commands):
     from nvidia_vgpu.driver import sriov
     from nvidia_vgpu.host import systemd
-    fake_commands.set('systemctl', stdout='failed\n', exit=3)
-    assert systemd.state(sriov.BOOT_UNIT) == 'failed'
+    fake_commands.set('systemctl', stdout='failed\nactive\n', exit=3)
+    assert systemd.states([sriov.BOOT_UNIT, 'nvidia-vgpu-mgr']) == {
+        sriov.BOOT_UNIT: 'failed', 'nvidia-vgpu-mgr': 'active'}
+    # One systemctl for all of them.
     assert fake_commands.calls == [['systemctl', 'is-active',
-                                    sriov.BOOT_UNIT]]
+                                    sriov.BOOT_UNIT, 'nvidia-vgpu-mgr']]
+    # An answer systemctl did not give line by line is no one's.
+    fake_commands.set('systemctl', stdout='', exit=1)
+    assert systemd.states(['nvidia-vgpu-mgr']) == {
+        'nvidia-vgpu-mgr': 'unknown'}
+    assert systemd.states([]) == {}
     assert not systemd.installed(sriov.BOOT_UNIT)
     hostfs.write_if_changed('/etc/systemd/system/' + sriov.BOOT_UNIT, '')
     assert systemd.installed(sriov.BOOT_UNIT)

@@ -26,12 +26,15 @@ def cmd_systemctl(state, argv):
     verb, units = args[0], args[1:]
     if verb == 'daemon-reload':
         return
+    if verb in QUERIES:
+        # As systemctl: a line for each unit asked about, in order, and
+        # a failing exit status if any of them is not so.
+        codes = [QUERIES[verb](opts, _service(state, unit)[1])
+                 for unit in units]
+        return max(codes, default=0)
     for unit in units:
         name, service = _service(state, unit)
-        if verb in QUERIES:
-            QUERIES[verb](opts, service)
-        else:
-            _change(state, verb, name, _loaded(state, verb, name, service))
+        _change(state, verb, name, _loaded(state, verb, name, service))
 
 
 def _is_active(opts, service):
@@ -40,15 +43,13 @@ def _is_active(opts, service):
         sys.stdout.write('active\n' if active else 'failed\n'
                          if service and service.get('failed')
                          else 'inactive\n')
-    if not active:
-        raise Exit(3)
+    return 0 if active else 3
 
 
 def _is_enabled(opts, service):
     enabled = bool(service and service['enabled'])
     sys.stdout.write('enabled\n' if enabled else 'disabled\n')
-    if not enabled:
-        raise Exit(1)
+    return 0 if enabled else 1
 
 
 # Verbs that only ask, by name.
@@ -155,4 +156,4 @@ def cmd_service(state, argv):
     if len(argv) < 2:
         raise Exit(1)
     verb = {'status': 'is-active'}.get(argv[1], argv[1])
-    cmd_systemctl(state, [verb, argv[0]])
+    return cmd_systemctl(state, [verb, argv[0]])

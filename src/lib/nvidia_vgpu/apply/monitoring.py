@@ -30,10 +30,11 @@ def read_detail(context: hook_context.HookContext
     installed = context.unit.installed
     unit = hookenv.local_unit()
     host_context = nrpe_external_master.host_context(nrpe)
+    services, boot = survey.units(
+        installed.services if installed else (),
+        boot_units.UNITS + mig_boot.UNITS if context.host.functions else ())
     return hook_facts.Detail(
-        services=survey.services(installed.services if installed else ()),
-        boot_units=survey.boot_units(boot_units.UNITS + mig_boot.UNITS)
-        if context.host.functions else {},
+        services=services, boot_units=boot,
         unit='{}:{}'.format(host_context, unit) if host_context else unit,
         health_command=juju_commands.action_command(
             os.environ.get('JUJU_VERSION'), unit, 'vgpu-health'))

@@ -15,16 +15,16 @@ LIBVIRT_PACKAGES = ('libvirt-daemon-system', 'libvirt0')
 QEMU_PACKAGE = 'qemu-system-x86'
 
 
-def boot_units(names: Iterable[str]) -> Dict[str, str]:
-    """Those of these boot units the host has, and systemd's word for
-    each."""
-    return {name[:-len('.service')]: systemd.state(name)
-            for name in names if systemd.installed(name)}
-
-
-def services(names: Iterable[str]) -> Dict[str, str]:
-    """systemd's word for each of these services."""
-    return {name: systemd.state(name) for name in names}
+def units(services: Iterable[str], boot_units: Iterable[str]
+          ) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """systemd's word for each of these services, and for those of these
+    boot units the host has (named without '.service'), from one
+    systemctl."""
+    services = list(services)
+    present = [name for name in boot_units if systemd.installed(name)]
+    words = systemd.states(services + present)
+    return ({name: words[name] for name in services},
+            {name[:-len('.service')]: words[name] for name in present})
 
 
 def versions(nova: Optional[str]) -> model.Versions:

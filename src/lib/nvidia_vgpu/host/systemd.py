@@ -1,6 +1,7 @@
 """systemd units the charm owns on the host (/etc/systemd/system)."""
 import os
 import subprocess
+from typing import Dict, Sequence
 
 from nvidia_vgpu.host.hostfs import host_path, write_if_changed
 
@@ -56,13 +57,20 @@ def installed(name: str) -> bool:
     return os.path.exists(_unit_path(name))
 
 
-def state(name: str) -> str:
-    """systemctl is-active's answer: active, inactive, failed, ...
-    (reading only: what the health check shows)."""
-    done = subprocess.run(['systemctl', 'is-active', name],
+def states(names: Sequence[str]) -> Dict[str, str]:
+    """systemctl is-active's answer for each unit: active, inactive,
+    failed, ... (reading only: what the health check shows), from one
+    systemctl, which answers a line per unit in order."""
+    if not names:
+        return {}
+    done = subprocess.run(['systemctl', 'is-active'] + list(names),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True)
-    return done.stdout.strip() or 'unknown'
+    answers = done.stdout.splitlines()
+    if len(answers) != len(names):
+        answers = [''] * len(names)
+    return {name: answer.strip() or 'unknown'
+            for name, answer in zip(names, answers)}
 
 
 def stop_unit(name: str) -> None:
