@@ -132,8 +132,9 @@ def environment(kind: str, series: str,
     lines: List[str] = []
     for path in requirement_files:
         lines += requirement_lines(path)
-    newer = _at_least(series_python(series), (3, 8))
-    uv = _uv() if kind == 'unit' and newer else None
+    # uv runs no Python 3.6 (bionic).
+    uv = _uv() if kind == 'unit' and series_python(series) != '3.6' \
+        else None
     key = hashlib.sha256(json.dumps(
         [os.path.realpath(interpreter), _version_of(interpreter), PIP,
          lines] + (['uv'] if uv else [])).encode()).hexdigest()
@@ -195,10 +196,6 @@ def _uv() -> Optional[str]:
         return found
     beside_tox = os.path.join(REPO_ROOT, '.venv', 'bin', 'uv')
     return beside_tox if os.access(beside_tox, os.X_OK) else None
-
-
-def _at_least(version: str, wanted: Tuple[int, int]) -> bool:
-    return tuple(int(part) for part in version.split('.')[:2]) >= wanted
 
 
 def _write(path: str, text: str) -> None:

@@ -27,10 +27,8 @@ from typing import List, Optional
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CLIENT_SOURCE = os.path.join(_HERE, 'tool_client.c')
 _TREE = os.path.dirname(_HERE)
-# The standard library the fake tools import, loaded once, before any
-# fork.
-_WARM = ('fcntl', 'json', 're', 'shutil', 'subprocess', 'tempfile',
-         'hashlib', 'glob', 'shlex', 'uuid', 'traceback')
+# The standard library sim/fakebin imports, loaded once, before any fork.
+_WARM = ('copy', 'fcntl', 'fnmatch', 'json', 'subprocess')
 
 
 def compiled_client(cache_dir: str) -> Optional[str]:

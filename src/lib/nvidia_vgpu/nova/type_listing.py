@@ -48,8 +48,8 @@ def offered_types(host: model.HostSnapshot) -> List[model.GpuTypes]:
     vendor-specific VFIO driver each VF its own table of what it can
     still take, one of each."""
     found = []
+    tables = host.offered or {}
     for gpu in host.gpus:
-        tables = host.offered or {}
         if gpu.vendor_vfio:
             found.append(model.GpuTypes(gpu.address, [
                 [model.VgpuType(type_id, vf, name, '', 1)
