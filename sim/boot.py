@@ -11,7 +11,7 @@ import os
 from typing import Any, Dict, List
 
 from sim import dkms
-from sim import host as simhost, mig
+from sim import host as simhost, mdev_definitions, mig
 
 NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
 NVIDIA_MODULES = ('nvidia', 'nvidia_vgpu_vfio')
@@ -31,6 +31,10 @@ def restart(host: Dict[str, Any], nouveau_blacklisted: bool) -> List[str]:
     # reboot (sim/mig.py).
     if 'mig' in host:
         mig.reboot(host)
+    # The driver registers the GPUs with the mdev framework: mdevctl's
+    # udev rule starts their persistent mdevs (a VF's start with it).
+    mdev_definitions.start_for_parents(
+        host, [function['address'] for function in host['pci']])
     host['reboots'] += 1
     host['reboot_requested'] = False
     return _start_services(host, modules)

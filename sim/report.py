@@ -7,7 +7,7 @@ import os
 import sqlite3
 from typing import Any, Dict, List, Optional
 
-from sim import mig
+from sim import mdev_definitions, mig
 
 # Files the simulator itself lays out; changes there are not the charm's.
 # (DKMS's key pair is the host's: made by shim-signed's tools, enrolled by
@@ -40,7 +40,7 @@ def document(state: Dict[str, Any], steps: List[Dict[str, Any]],
                          for name, service in
                          sorted(host['services'].items())},
             'vfs': host['vfs'],
-            'mdevs': host['mdevs'],
+            'mdevs': mdev_definitions.summary(host),
             'reboots': host['reboots'],
             'reboot_requested': host['reboot_requested'],
             'vf_vgpu_types': vf_vgpu_types,
@@ -50,6 +50,11 @@ def document(state: Dict[str, Any], steps: List[Dict[str, Any]],
                 sorted(state['resources'].items()) if path},
         },
     }
+    inactive = sorted(set(host.get('mdev_definitions', {})) -
+                      {mdev['uuid'] for mdev in host['mdevs']})
+    if inactive:
+        # Defined but not started (their parent or type is missing).
+        output['host']['mdevs_inactive'] = inactive
     if host.get('mig'):
         # Only where the scenario has MIG-capable GPUs (sim/mig.py).
         output['host']['mig'] = mig.summary(host)

@@ -18,7 +18,7 @@ import yaml
 from sim import boot, charmdir, dkms, exec_step, fakebin, neighbours
 from sim import tool_server as toolserver
 from sim import guests as simguests
-from sim import host as simhost, mig as simmig, pythons
+from sim import host as simhost, mdev_definitions, mig as simmig, pythons
 from sim import report as simreport
 from sim import scenario as scenarios
 
@@ -119,6 +119,8 @@ class Simulation:
         self._refresh_host(state)
         simhost.write_libvirt_domains(self.host_root,
                                       state['host']['libvirt_domains'])
+        mdev_definitions.write_files(self.host_root,
+                                     state['host']['mdev_definitions'])
         self._baseline = simreport.snapshot(self.host_root)
 
     def _initial_state(self) -> Dict[str, Any]:
@@ -161,9 +163,12 @@ class Simulation:
             'modules': list(modules),
             'services': {},
             'vfs': {},
-            'mdevs': [dict(mdev) for mdev in host.get('mdevs', [])],
+            'mdevs': [_active(mdev) for mdev in host.get('mdevs', [])],
+            # Persistent definitions (mdevctl's): they outlive reboots.
+            'mdev_definitions': mdev_definitions.initial(
+                host.get('mdevs', [])),
             # What a full GPU's available_instances are counted from.
-            'start_mdevs': [dict(mdev) for mdev in
+            'start_mdevs': [_active(mdev) for mdev in
                             host.get('mdevs', [])],
             'libvirt_domains': [dict(domain) for domain in
                                 host.get('libvirt_domains', [])],
@@ -745,23 +750,33 @@ class Simulation:
         with these, not with the start."""
         host = state['host']
         if 'mdevs' in guests:
-            host['mdevs'] = [dict(mdev) for mdev in guests['mdevs']]
+            host['mdevs'] = [_active(mdev) for mdev in guests['mdevs']]
+            host['mdev_definitions'] = mdev_definitions.initial(
+                guests['mdevs'])
+            mdev_definitions.write_files(self.host_root,
+                                         host['mdev_definitions'])
+            self._rebase(mdev_definitions.DIRECTORY)
         if 'libvirt_domains' in guests:
             host['libvirt_domains'] = [dict(domain) for domain in
                                        guests['libvirt_domains']]
             simhost.write_libvirt_domains(self.host_root,
                                           host['libvirt_domains'])
-            prefixes = tuple('/' + where + '/' for where in (
-                simhost.LIBVIRT_DOMAINS, simhost.LIBVIRT_LIVE_STATE))
-            for path in [path for path in self._baseline
-                         if path.startswith(prefixes)]:
-                del self._baseline[path]
-            self._baseline.update(
-                (path, content) for path, content in
-                simreport.snapshot(self.host_root).items()
-                if path.startswith(prefixes))
+            self._rebase(simhost.LIBVIRT_DOMAINS, simhost.LIBVIRT_LIVE_STATE)
         self._save(state)
         self._refresh_host(state)
+
+    def _rebase(self, *directories: str) -> None:
+        """Files under these directories are the host's as they are now
+        (Nova and libvirt wrote them, not the charm): the output's files
+        compare them with this, not with the start."""
+        prefixes = tuple('/' + where + '/' for where in directories)
+        for path in [path for path in self._baseline
+                     if path.startswith(prefixes)]:
+            del self._baseline[path]
+        self._baseline.update(
+            (path, content) for path, content in
+            simreport.snapshot(self.host_root).items()
+            if path.startswith(prefixes))
 
     def _pythons_since(self, before: int) -> Optional[str]:
         """X.Y of the Python the step's processes ran under, as each
@@ -837,6 +852,12 @@ def _lines(path: str) -> int:
         return 0
     with open(path, 'rb') as stream:
         return sum(1 for _ in stream)
+
+
+def _active(mdev: Dict[str, Any]) -> Dict[str, Any]:
+    """An mdev as the host has it now (whether a definition keeps it is
+    the host's mdev_definitions)."""
+    return {key: mdev[key] for key in ('uuid', 'parent', 'type')}
 
 
 def _stringify(data: Optional[Dict[str, Any]]) -> Dict[str, str]:

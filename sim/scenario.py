@@ -51,7 +51,7 @@ _MIG = {'mode': str, 'mode_survives_reboot': bool,
 _GI_PROFILE = {'id': int, 'name': str, 'max': int}
 _MDEV_TYPE = {'name': str, 'description': str,
               'available_instances': int, 'device_api': str}
-_MDEV = {'uuid': str, 'parent': str, 'type': str}
+_MDEV = {'uuid': str, 'parent': str, 'type': str, 'defined': bool}
 _DOMAIN = {'name': str, 'mdevs': list, 'pci': list, 'state': str}
 _GUESTS = {'libvirt_domains': list, 'mdevs': list}
 # A program run on the host (exec): its argv, argv[0] its path there.

@@ -1,4 +1,5 @@
 """The modules that touch the host: dpkg, kernel, sysfs, hostfs."""
+import json
 import os
 import pathlib
 
@@ -498,3 +499,21 @@ def test_the_vf_types_the_charm_gave_are_read_back(host_root):
         'restore_mdevs': False,
         'vf_vgpu_types': {'0000:41:00.4': 1148, '0000:41:00.5': 0}})
     assert boot_records.recorded_vf_types() == {'0000:41:00.4': 1148}
+
+
+def _mdevctl_definition(root, parent, uuid, text):
+    directory = pathlib.Path(root, 'etc', 'mdevctl.d', parent)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / uuid).write_text(text)
+
+
+def test_persistent_mdevs_are_the_definitions_started_at_boot(host_root):
+    from nvidia_vgpu.host import mdevctl
+    assert mdevctl.persistent_mdevs() == frozenset()
+    _mdevctl_definition(host_root, '0000:84:00.0', 'A1', json.dumps(
+        {'mdev_type': 'nvidia-108', 'start': 'auto', 'attrs': []}))
+    # Started by hand only: gone at a reboot like a transient one.
+    _mdevctl_definition(host_root, '0000:84:00.0', 'b2', json.dumps(
+        {'mdev_type': 'nvidia-108', 'start': 'manual', 'attrs': []}))
+    _mdevctl_definition(host_root, '0000:85:00.0', 'c3', 'not json')
+    assert mdevctl.persistent_mdevs() == frozenset({'a1'})

@@ -96,7 +96,7 @@ def test_vfs_not_enabled_after_a_boot_fail_the_check_and_show_in_status():
     assert mended['failed'] is None
     assert health(mended)['gpus'][0]['in_use'] == 1
     assert {'uuid': A100_UUID, 'parent': '0000:41:00.4',
-            'type': 'nvidia-697'} in output['host']['mdevs']
+            'type': 'nvidia-697', 'defined': False} in output['host']['mdevs']
     assert output['status']['workload'] == 'active'
     assert output['host']['guest_disruptions'] == []
 
@@ -118,7 +118,7 @@ def test_a_guests_vanished_vgpu_is_drift_until_the_boot_unit_restores_it():
     reboot = by_name(output, 'reboot')[0]
     assert ['python3', '-m', 'nvidia_vgpu.restore'] in reboot['commands']
     assert {'uuid': V100_UUID, 'parent': '0000:85:00.0',
-            'type': 'nvidia-108'} in output['host']['mdevs']
+            'type': 'nvidia-108', 'defined': False} in output['host']['mdevs']
     assert output['status']['message'].startswith('Unit is ready: ')
 
 

@@ -69,7 +69,8 @@ def test_two_sizes_share_an_h100_each_on_vfs_of_its_own():
     assert reboot['step'] == 'reboot'
     assert output['host']['mdevs'] == [{
         'uuid': '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f',
-        'parent': '0000:41:01.0', 'type': 'nvidia-1133'}]
+        'parent': '0000:41:01.0', 'type': 'nvidia-1133',
+        'defined': False}]
     made = [argv for argv in reboot['commands']
             if '-cgi' in argv or 'nvidia-vgpu-restore-mdevs' in argv]
     assert [argv[-1] for argv in made] == [

@@ -9,12 +9,12 @@ INVENTORY = '/var/lib/nova-compute-nvidia-vgpu/mdevs.json'
 SETTINGS = '/var/lib/nova-compute-nvidia-vgpu/boot.json'
 MDEVS = [
     {'parent': '0000:84:00.0', 'type': 'nvidia-108',
-     'uuid': '4b20d080-1b54-4048-85b3-a6a62d165c01'},
+     'uuid': '4b20d080-1b54-4048-85b3-a6a62d165c01', 'defined': False},
     # A second guest on the same GPU, same type: both come back.
     {'parent': '0000:84:00.0', 'type': 'nvidia-108',
-     'uuid': 'c3d9e1f2-7a6b-4c5d-8e9f-0a1b2c3d4e5f'},
+     'uuid': 'c3d9e1f2-7a6b-4c5d-8e9f-0a1b2c3d4e5f', 'defined': False},
     {'parent': '0000:85:00.0', 'type': 'nvidia-105',
-     'uuid': '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b'}]
+     'uuid': '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b', 'defined': False}]
 
 
 def test_before_dalmatian_a_boot_unit_restores_guests_vgpus():
@@ -36,6 +36,7 @@ def test_the_charm_records_where_each_vgpu_lives():
     output = scenario('reboot/restore-before-dalmatian.yaml')
     assert json.loads(output['files'][INVENTORY]) == {
         mdev['uuid']: [mdev['parent'], mdev['type']] for mdev in MDEVS}
+    assert not any(argv[0] == 'mdevctl' for argv in output['commands'])
 
 
 def test_the_boot_time_restore_follows_what_nova_has():
@@ -60,8 +61,16 @@ def test_from_dalmatian_mdevctl_and_no_vgpu_recreation_by_the_charm():
     assert json.loads(output['files'][SETTINGS]) == {
         'restore_mdevs': False, 'vf_vgpu_types': {}}
     assert INVENTORY not in output['files']
-    # Nova brings the vGPUs back itself; the charm creates none.
-    assert output['host']['mdevs'] == []
+    # Nova defined them: the charm defines none, and at the reboot
+    # mdevctl brings both back.
+    assert not any(argv[:2] == ['mdevctl', 'define']
+                   for argv in output['commands'])
+    assert output['host']['mdevs'] == [
+        {'uuid': '4b20d080-1b54-4048-85b3-a6a62d165c01',
+         'parent': '0000:84:00.0', 'type': 'nvidia-108', 'defined': True},
+        {'uuid': '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b',
+         'parent': '0000:85:00.0', 'type': 'nvidia-105', 'defined': True}]
+    assert output['status']['workload'] == 'active'
     installs = [argv for step in output['steps'][1:]
                 for argv in step['commands'] if argv[0] == 'apt-get']
     assert installs == []

@@ -110,7 +110,8 @@ def test_the_shut_off_guest_finds_its_vgpu_after_the_new_drivers_reboot():
     output = scenario(SHUT_OFF)
     assert output['steps'][16]['step'] == 'reboot'
     assert output['host']['mdevs'] == [
-        {'uuid': MDEV_A, 'parent': '0000:84:00.0', 'type': 'nvidia-108'}]
+        {'uuid': MDEV_A, 'parent': '0000:84:00.0', 'type': 'nvidia-108',
+         'defined': False}]
     # No guest's vGPU broke at any step.
     assert output['host']['guest_disruptions'] == []
 
@@ -127,7 +128,8 @@ def test_a_shut_off_guest_does_not_hold_a_series_upgrade_prepare():
     assert output['host']['guest_disruptions'] == []
     # The upgrade's reboot gives the guest its vGPU back for its start.
     assert output['host']['mdevs'] == [
-        {'uuid': MDEV_A, 'parent': '0000:84:00.0', 'type': 'nvidia-108'}]
+        {'uuid': MDEV_A, 'parent': '0000:84:00.0', 'type': 'nvidia-108',
+         'defined': False}]
     assert output['steps'][-1]['status'] == {
         'workload': 'active',
         'message': 'Unit is ready: 1 NVIDIA GPU (Tesla V100 PCIe 16GB)'}

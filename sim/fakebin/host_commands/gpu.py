@@ -24,8 +24,13 @@ def cmd_sriov_manage(state, argv):
         if argv[0] == '-e':
             state['host']['vfs'][function['address']] = sriov['total_vfs']
             # Rebinding the GPU wipes its GPU instances (sim/mig.py).
-            from sim import mig
+            from sim import mdev_definitions, mig
             mig.sriov_enabled(state['host'], function['address'])
+            # Each new VF registers with mdev: mdevctl's udev rule starts
+            # the persistent mdevs defined on it.
+            mdev_definitions.start_for_parents(
+                state['host'], host.vf_addresses(function['address'],
+                                                 sriov['total_vfs']))
             continue
         # Disabled VFs are gone, and with them the types they were given.
         for vf in host.vf_addresses(
@@ -69,6 +74,43 @@ def cmd_nvidia_smi(state, argv):
 
 
 def cmd_mdevctl(state, argv):
+    """mdevctl's `define` keeps an mdev across reboots (as libvirt's
+    node-device driver does for Nova): /etc/mdevctl.d/<parent>/<uuid>.
+    The parent and type are those given, else the running mdev's. Other
+    forms are only recorded."""
     if 'mdevctl' not in installed_packages(state):
         raise Exit(127, 'mdevctl: command not found\n')
     state['host'].setdefault('mdevctl_calls', []).append(argv)
+    if argv[:1] == ['define']:
+        _mdevctl_define(state['host'], argv[1:])
+
+
+def _mdevctl_define(host, args):
+    from sim import mdev_definitions
+    given = {}
+    flags = {'-u': 'uuid', '--uuid': 'uuid', '-p': 'parent',
+             '--parent': 'parent', '-t': 'type', '--type': 'type'}
+    words = list(args)
+    while words:
+        word = words.pop(0)
+        if word in flags and words:
+            given[flags[word]] = words.pop(0)
+        elif word not in ('-a', '--auto'):
+            raise Exit(1, 'simulated mdevctl define: unexpected {!r}\n'
+                       .format(word))
+    uuid = given.get('uuid')
+    if not uuid:
+        raise Exit(1, 'simulated mdevctl define: a UUID is required\n')
+    definitions = host.setdefault('mdev_definitions', {})
+    if uuid in definitions:
+        raise Exit(1, 'simulated mdevctl define: {} is already defined\n'
+                   .format(uuid))
+    running = next((mdev for mdev in host['mdevs'] if mdev['uuid'] == uuid),
+                   {})
+    parent = given.get('parent', running.get('parent'))
+    type_id = given.get('type', running.get('type'))
+    if not parent or not type_id:
+        raise Exit(1, 'simulated mdevctl define: {} is not running; give '
+                   'its parent and type\n'.format(uuid))
+    definitions[uuid] = {'parent': parent, 'type': type_id}
+    mdev_definitions.write_files(HOST_ROOT, definitions)

@@ -375,6 +375,8 @@ class HostSnapshot(NamedTuple):
     available: Mapping[Tuple[str, str], int] = {}
     # (device, type) -> the driver's name of the type, read on first use
     type_names: Mapping[Tuple[str, str], str] = {}
+    # UUIDs of the mdevs a definition brings back at boot (mdevctl's)
+    persistent_mdevs: FrozenSet[str] = frozenset()
 
 
 class SriovWork(NamedTuple):

@@ -11,7 +11,8 @@ import charmhelpers.core.hookenv as hookenv
 from nvidia_vgpu import state
 from nvidia_vgpu.apply import context as hook_context
 from nvidia_vgpu.driver import mig_boot, restore, sriov
-from nvidia_vgpu.host import boot_records, dpkg, systemd, templates
+from nvidia_vgpu.host import (
+    boot_records, dpkg, mdevctl, systemd, templates)
 
 MDEVCTL = 'mdevctl'
 UNITS = (sriov.BOOT_UNIT, restore.UNIT)
@@ -56,10 +57,19 @@ class BootUnits:
         reinstalled, but what it reads follows the mappings Nova is
         given, and VFs take their types there too: a change that waited
         for guests applies once they are gone.
+
+        Where Nova keeps vGPUs itself (Dalmatian on), mdevctl is
+        installed and the vGPUs guests use that Nova did not define
+        (those made before an OpenStack upgrade) are defined first, in
+        any hook: the first one after the upgrade may come only from
+        update-status. Until they are, the restore unit stays on.
         """
         context = self.context
         if not context.host.functions or context.unit.installed is None:
             return
+        if context.plan.family.nova_persists_mdevs:
+            self._ensure_mdevctl()
+            self._define_transient()
         boot = context.plan.boot
         if boot.restores_mdevs and restore.record_inventory(context.host):
             context.records_changed()
@@ -75,8 +85,25 @@ class BootUnits:
             if context.host.driver is not None and \
                     restore.apply_vf_types(boot.vf_types):
                 context.host_changed()
-        if not periodic and context.plan.family.needs_mdevctl:
-            self._ensure_mdevctl()
+
+    def _define_transient(self) -> None:
+        """Make the vGPUs guests use persistent where Nova did not (see
+        restore_plan.to_define); one that cannot be stays the restore
+        unit's to recreate."""
+        mdevs = self.context.plan.boot.to_define
+        if not mdevs or self.context.installed_version(MDEVCTL) is None:
+            return
+        for mdev in mdevs:
+            failure = mdevctl.define(mdev)
+            if failure:
+                hookenv.log('vGPU {} stays transient (the restore unit '
+                            'recreates it at boot): {}'.format(
+                                mdev.uuid, failure), level=hookenv.WARNING)
+            else:
+                hookenv.log('Defined vGPU {} ({} on {}) to persist across '
+                            'reboots'.format(mdev.uuid, mdev.type_id,
+                                             mdev.parent), level=hookenv.INFO)
+        self.context.host_changed()
 
     def _ensure_mdevctl(self) -> None:
         """Nova keeps vGPUs through libvirt, which needs mdevctl on the

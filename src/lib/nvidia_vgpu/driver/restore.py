@@ -3,9 +3,10 @@
 On NVIDIA's vendor-specific VFIO driver (no mdev), each VF's vGPU type is
 set again from what the charm wrote (types are lost at every reboot).
 
-Mediated devices vanish at every reboot. From Dalmatian on, Nova keeps
-them itself through libvirt and mdevctl; before that its own re-creation
-is unreliable, so the charm installs a oneshot unit running this module
+Mediated devices vanish at every reboot unless defined. From Dalmatian
+on, Nova defines those it creates (libvirt, mdevctl) and the charm
+defines those made before; before that Nova's own re-creation is
+unreliable, so the charm installs a oneshot unit running this module
 with the host's python3 (standard library only). It needs nothing from
 the controller: the guests' libvirt definitions say which vGPU UUIDs they
 use, the inventory the charm keeps says where each one lived, and the
@@ -79,8 +80,20 @@ def restore_mdevs() -> int:
         restore_plan.devices_to_read(inventory, mappings))
     creations, unresolved = restore_plan.plan(
         sorted(users), existing, inventory, mappings, available)
+    failed = False
     for creation in creations:
-        create(creation)
+        try:
+            create(creation)
+        except OSError as error:
+            # mdevctl may have started a defined one meanwhile (EEXIST);
+            # either way the others still come back.
+            if creation.uuid not in {mdev.uuid for mdev in
+                                     sysfs.mediated_devices()}:
+                failed = True
+                print('cannot recreate vGPU {} ({}) on {} for {}: {}'.format(
+                    creation.uuid, creation.type_id, creation.parent,
+                    ', '.join(users[creation.uuid]), error), file=sys.stderr)
+            continue
         print('restored vGPU {} ({}) on {} for {}'.format(
             creation.uuid, creation.type_id, creation.parent,
             ', '.join(users[creation.uuid])))
@@ -88,11 +101,12 @@ def restore_mdevs() -> int:
         print('cannot place vGPU {} of {}: no record and no single mapped '
               'type with a free instance'.format(uuid, ', '.join(
                   users[uuid])), file=sys.stderr)
-    return 1 if unresolved else 0
+    return 1 if unresolved or failed else 0
 
 
 def main() -> int:
-    """The boot unit: VFs' types, then (where the charm asks) vGPUs."""
+    """The boot unit: VFs' types, then (where the charm asks: before
+    Dalmatian, or while a vGPU a guest uses has no definition) vGPUs."""
     settings = boot_records.load_json(boot_records.SETTINGS)
     for vf in apply_vf_types(settings.get('vf_vgpu_types', {})):
         print('set the vGPU type of VF {}'.format(vf))

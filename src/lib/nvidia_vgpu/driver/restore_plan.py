@@ -50,6 +50,24 @@ def plan(wanted: List[str], existing: Set[str],
     return creations, unresolved
 
 
+def transient_in_use(host: model.HostSnapshot) -> List[str]:
+    """The vGPUs guests' definitions name (running or not) that no
+    persistent definition brings back at a boot: created through sysfs,
+    by Nova before Dalmatian or by the restore unit, or missing now."""
+    return sorted(set(host.mdev_users) - set(host.persistent_mdevs))
+
+
+def to_define(host: model.HostSnapshot,
+              nova_persists: bool) -> Tuple[model.Mdev, ...]:
+    """The running vGPUs to make persistent, as Nova 30 makes those it
+    creates: where Nova keeps vGPUs itself (it no longer recreates
+    them), each one a guest uses that has no definition yet."""
+    if not nova_persists:
+        return ()
+    transient = set(transient_in_use(host))
+    return tuple(mdev for mdev in host.mdevs if mdev.uuid in transient)
+
+
 def devices_to_read(inventory: Mapping[str, Tuple[str, str]],
                     mappings: Mapping[str, List[str]]) -> List[str]:
     """The devices whose free instances plan() needs, in order: where

@@ -29,6 +29,8 @@ class BootPlan(NamedTuple):
     vf_types: Dict[str, int]             # VF -> the type number it takes
     sriov: model.SriovWork = model.SriovWork()
     mig_record: Dict[str, List[str]] = {}   # what the MIG units make
+    # running vGPUs guests use to make persistent (mdevctl define)
+    to_define: Tuple[model.Mdev, ...] = ()
 
 
 class HookPlan(NamedTuple):
@@ -169,12 +171,23 @@ def _mig(host: model.HostSnapshot, config: Mapping[str, Any],
 def _boot(host: model.HostSnapshot, family: families.Family,
           nova: model.NovaPlan, mig: model.MigPlan,
           unit: hook_facts.UnitState) -> BootPlan:
-    """What the boot units and their records should hold."""
+    """What the boot units and their records should hold.
+
+    From Dalmatian Nova defines the vGPUs it creates and recreates none
+    at start, so those created before (under an older release, or by
+    the restore unit) would be gone at the next reboot: they are made
+    persistent too, and the restore unit keeps recreating every vGPU a
+    guest uses until none without a definition is left (a definition
+    that could not be made, or a vGPU missing now). An OpenStack upgrade
+    is thus safe whichever hook, or reboot, comes first after it.
+    """
     return BootPlan(
-        family.restores_mdevs, nova.host_mappings,
+        family.restores_mdevs or bool(restore_plan.transient_in_use(host)),
+        nova.host_mappings,
         restore_plan.vf_type_numbers(nova.vf_types or {}),
         sriov.work(host, unit.installed is not None),
-        mig_plan.boot_record(mig, unit.mig_record))
+        mig_plan.boot_record(mig, unit.mig_record),
+        restore_plan.to_define(host, family.nova_persists_mdevs))
 
 
 def health_facts(host: model.HostSnapshot, nova: model.NovaPlan,

@@ -19,7 +19,7 @@ from typing import (Any, Callable, Dict, Iterator, Mapping, Optional,
 from nvidia_vgpu import model
 from nvidia_vgpu.names import type_id
 from nvidia_vgpu.host import (
-    boot_records, dpkg, inventory, kernel, libvirt, survey, sysfs)
+    boot_records, dpkg, inventory, kernel, libvirt, mdevctl, survey, sysfs)
 from nvidia_vgpu.host import mig as mig_state
 
 
@@ -68,7 +68,9 @@ def read(nova_version: Optional[str],
             gpu.sriov for gpu in gpus) else None,
         vf_current_types={vf: sysfs.current_vgpu_type(vf) or 0
                           for gpu in gpus if gpu.vendor_vfio
-                          for vf in gpu.virtual_functions})
+                          for vf in gpu.virtual_functions},
+        persistent_mdevs=mdevctl.persistent_mdevs() if mdev_users
+        else frozenset())
 
 
 def read_listing(functions: Tuple[model.PciFunction, ...],

@@ -23,7 +23,9 @@ class Family(NamedTuple):
     # the charm's boot unit recreates guests' vGPUs (before Nova keeps
     # them itself through libvirt, which needs mdevctl)
     restores_mdevs: bool
-    needs_mdevctl: bool
+    # Nova defines the vGPUs it creates (libvirt, through mdevctl) and
+    # starts only defined ones at start
+    nova_persists_mdevs: bool
 
 
 _QUEENS_REASON = ('OpenStack Queens to Train use only the first type of '
