@@ -60,9 +60,9 @@ def test_actions_declare_the_charms_actions_and_their_scripts():
     actions = load('actions.yaml')
     assert set(actions) == {"list-vgpu-types", "pause", "restart-services",
                             "install-vgpu-software", "vgpu-health",
-                            "preview-config"}
+                            "preview-config", "check-series-upgrade"}
     for name in ('list-vgpu-types', 'install-vgpu-software', 'vgpu-health',
-                 'preview-config'):
+                 'preview-config', 'check-series-upgrade'):
         script = os.path.join(SRC, 'actions', name)
         assert os.access(script, os.X_OK)
     # layer:openstack brings pause's and restart-services' scripts; this

@@ -121,3 +121,22 @@ def test_guests_keep_their_vgpus_and_nothing_restarts():
                     set(argv) & set(VGPU_SERVICES) and
                     'is-active' not in argv], step['step']
     assert output['status']['message'].startswith('Unit is ready')
+
+
+def test_a_held_prepare_can_resume_nova_compute_for_the_move():
+    """What the held status advises, as charm-nova-compute does it: after
+    its own pre-series-upgrade, its resume action starts nova-compute
+    again (Nova can move guests) though the action reports a failure,
+    and its pause action stops it again without one."""
+    operations = nova_compute_record()['operations']
+    resumed = operations['resume-while-prepared']
+    assert 'nova-compute' in resumed['principal_services_changed']
+    assert resumed['fails_with'].startswith(
+        "Couldn't resume: Services should be paused but these services "
+        "running: nova-compute")
+    paused = operations['pause-while-prepared']
+    assert 'nova-compute' in paused['principal_services_changed']
+    assert paused['fails_with'] is None
+    # The prepare spares libvirtd: virsh can shut a guest down meanwhile.
+    assert 'libvirtd' not in operations['pre-series-upgrade'][
+        'principal_services_changed']

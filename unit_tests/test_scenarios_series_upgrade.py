@@ -13,9 +13,9 @@ HELD = 'series-upgrade/v100-guest-holds.yaml'
 IDLE = 'series-upgrade/v100-idle-pauses.yaml'
 READY = {'workload': 'active',
          'message': 'Unit is ready: 1 NVIDIA GPU (Tesla V100 PCIe 16GB)'}
-HOW = ('Stop it, or move it to other hosts, before upgrading: openstack '
-       'server migrate --live-migration <server> (or cold migration, '
-       'shelve-offload, resize or delete)')
+HOW = ('nova-compute is paused for the upgrade, so Nova cannot move it: '
+       'shut it down on this host (sudo virsh shutdown <name>), or resume '
+       'nova-compute, move it, and pause nova-compute again')
 SERVICES = ('nvidia-vgpu-mgr', 'nvidia-vgpud')
 # What charms.openstack's pause does to them, and says.
 PAUSED = [['systemctl', verb, name] for name in SERVICES
@@ -100,3 +100,47 @@ def test_an_idle_host_resumes_after_the_upgrade():
     assert all(output['host']['services'][name]['active']
                for name in SERVICES)
     assert 'charm.paused' not in output['flags']
+
+
+CHECKED = 'series-upgrade/v100-checked-before-prepare.yaml'
+SHUT_DOWN = 'series-upgrade/v100-held-guest-shut-down.yaml'
+
+
+def test_the_check_before_the_prepare_names_the_guest_to_move_first():
+    output = scenario(CHECKED)
+    first, second = output['actions']
+    assert first['name'] == 'check-series-upgrade'
+    assert first['results']['ready'] == 'false'
+    assert first['results']['running-guests'] == 'instance-0000002a'
+    assert first['failed'] == first['results']['message']
+    assert first['failed'].startswith(
+        '1 running guest uses vGPUs here (instance-0000002a). Move it '
+        'while nova-compute runs: disable the compute service, then '
+        'openstack server migrate --live-migration <server>')
+    # It only read the host.
+    check_step = output['steps'][5]
+    assert changing(check_step['commands']) == []
+    # Moved: the check passes, and the prepare pauses the unit at once.
+    assert second['failed'] is None
+    assert second['results']['ready'] == 'true'
+    prepare, = _named(output, 'pre-series-upgrade')
+    assert prepare['status'] == READY_FOR_UPGRADE
+    assert PAUSED == [argv for argv in prepare['commands']
+                      if argv[:2] in (['systemctl', 'stop'],
+                                      ['systemctl', 'disable'],
+                                      ['systemctl', 'mask'])]
+
+
+def test_a_held_prepare_ends_once_the_guest_is_shut_down_on_the_host():
+    output = scenario(SHUT_DOWN)
+    prepare, = _named(output, 'pre-series-upgrade')
+    assert HOW in prepare['status']['message']
+    after_shutdown = output['steps'][7]
+    assert after_shutdown['step'] == 'update-status'
+    assert after_shutdown['status'] == READY_FOR_UPGRADE
+    # No running guest's vGPU broke; the shut-off guest's vGPU is back
+    # after the upgrade's reboot, for its next start.
+    assert output['host']['guest_disruptions'] == []
+    assert [mdev['uuid'] for mdev in output['host']['mdevs']] == [
+        '4b20d080-1b54-4048-85b3-a6a62d165c01']
+    assert output['status'] == READY

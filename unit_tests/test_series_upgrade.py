@@ -77,24 +77,42 @@ def test_the_prepare_holds_only_for_guests_using_vgpus(in_use, holds):
     (['instance-0000002a'], 'noble (ubuntu@24.04)',
      'Series upgrade to noble (ubuntu@24.04) prepared without stopping the '
      'vGPU Manager: 1 running guest uses vGPUs here (instance-0000002a). '
-     'Stop it, or move it to other hosts, before upgrading: openstack '
-     'server migrate --live-migration <server> (or cold migration, '
-     'shelve-offload, resize or delete)'),
+     'nova-compute is paused for the upgrade, so Nova cannot move it: shut '
+     'it down on this host (sudo virsh shutdown <name>), or resume '
+     'nova-compute, move it, and pause nova-compute again'),
     (['instance-0000002a', 'instance-0000002b'], None,
      'Series upgrade prepared without stopping the vGPU Manager: 2 running '
-     'guests use vGPUs here (instance-0000002a, instance-0000002b). Stop '
-     'them, or move them to other hosts, before upgrading: openstack server '
-     'migrate --live-migration <server> (or cold migration, shelve-offload, '
-     'resize or delete)'),
+     'guests use vGPUs here (instance-0000002a, instance-0000002b). '
+     'nova-compute is paused for the upgrade, so Nova cannot move them: '
+     'shut them down on this host (sudo virsh shutdown <name>), or resume '
+     'nova-compute, move them, and pause nova-compute again'),
 ])
-def test_the_held_status_names_guests_and_how_to_move_them(guests, to,
-                                                           message):
+def test_the_held_status_gives_ways_out_that_work_with_nova_paused(
+        guests, to, message):
     assert series_upgrade.held_message(guests, to) == message
+
+
+@pytest.mark.parametrize('running,stopped,ready,message', [
+    ([], [], True, 'Ready to prepare: no running guest uses a vGPU here.'),
+    ([], ['instance-0000002b'], True,
+     "Ready to prepare: no running guest uses a vGPU here. 1 shut-off "
+     "guest keeps its vGPUs here and gets them after the upgrade's "
+     "reboot, where the new release's driver offers the same types "
+     "(instance-0000002b)."),
+    (['instance-0000002a'], [], False,
+     '1 running guest uses vGPUs here (instance-0000002a). Move it while '
+     'nova-compute runs: disable the compute service, then openstack '
+     'server migrate --live-migration <server> (or cold migration, '
+     'shelve-offload, resize or delete), or stop it; then prepare.'),
+])
+def test_the_check_before_the_prepare(running, stopped, ready, message):
+    assert series_upgrade.check_message(running, stopped) == (ready,
+                                                              message)
 
 
 def test_many_guests_are_cut_short():
     guests = ['instance-{:08x}'.format(n) for n in range(5)]
     message = series_upgrade.held_message(guests, 'noble (ubuntu@24.04)')
     assert ': 5 running guests use vGPUs here (instance-00000000, '\
-        'instance-00000001, instance-00000002 and 2 more). Stop them' \
+        'instance-00000001, instance-00000002 and 2 more). nova-compute' \
         in message

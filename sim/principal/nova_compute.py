@@ -5,8 +5,11 @@ each operation acted on:
     python -m sim.principal.nova_compute --repo PATH --world WORLD.json OP
 
 OP: services | pause | resume | pre-series-upgrade | post-series-upgrade
-| openstack-upgrade | status. Prints {"services": [...], "changed":
-[...], "checked": [...], "service_commands": [...]} as JSON: the
+| openstack-upgrade | status | resume-while-prepared (its resume action
+after its pre-series-upgrade, before the upgrade) | pause-while-prepared
+(resume-while-prepared, then its pause action). Prints {"services":
+[...], "changed": [...], "checked": [...], "service_commands": [...],
+"error": "..." where it raised} as JSON: the
 principal's service list, the services the operation stopped, started,
 restarted, disabled or masked, and those it only looked at.
 
@@ -33,6 +36,16 @@ OPERATIONS: Dict[str, str] = {
     'post-series-upgrade': 'post-series-upgrade',
     'openstack-upgrade': 'openstack-upgrade',
     'status': 'update-status',
+    'resume-while-prepared': 'resume',
+    'pause-while-prepared': 'pause',
+}
+# Operations run after others in the same unit (its unitdata and services
+# as those left them): what each needs first.
+BEFORE: Dict[str, List[str]] = {
+    'resume': ['pause'],
+    'post-series-upgrade': ['pause'],
+    'resume-while-prepared': ['pre-series-upgrade'],
+    'pause-while-prepared': ['pre-series-upgrade', 'resume'],
 }
 # Package operations do_openstack_upgrade runs: the host's, not nova's.
 PACKAGE_OPERATIONS = ('configure_installation_source', 'apt_update',
@@ -103,23 +116,38 @@ def _operation(utils: Any, name: str) -> Callable[[], None]:
         'post-series-upgrade': lambda: os_utils.series_upgrade_complete(
             utils.resume_unit_helper, configs),
         'status': lambda: utils.assess_status(configs),
+        'resume-while-prepared': lambda: utils.resume_unit_helper(configs),
+        'pause-while-prepared': lambda: utils.pause_unit_helper(configs),
     }[name]
 
 
 def run(repo: str, world_path: str, name: str) -> Dict[str, Any]:
-    """Run one operation here (the environment is set by `main`)."""
+    """Run one operation here (the environment is set by `main`), after
+    what it needs first (BEFORE); an exception it raises (an action's
+    failure) is its "error"."""
     utils = _import_copy(repo)
-    if name in ('resume', 'post-series-upgrade'):
-        # What they resume: a unit its pause stopped.
-        _operation(utils, 'pause')()
+    for earlier in BEFORE.get(name, []):
+        try:
+            _operation(utils, earlier)()
+        except Exception:
+            # A resume under a prepared upgrade fails its action, but
+            # what it started runs (resume-while-prepared says so).
+            pass
     operation = _operation(utils, name)
     before = len(hook_tools.calls(world_path))
     services = utils.services()
-    operation()
+    error = None
+    try:
+        operation()
+    except Exception as raised:
+        error = str(raised)
     commands = hook_tools.service_calls(world_path, before)
-    return {'services': sorted(services), 'changed': acted_on(commands),
-            'checked': acted_on(commands, changing=False),
-            'service_commands': commands}
+    result = {'services': sorted(services), 'changed': acted_on(commands),
+              'checked': acted_on(commands, changing=False),
+              'service_commands': commands}
+    if error is not None:
+        result['error'] = error
+    return result
 
 
 def environment(repo: str, world_path: str, bin_dir: str,

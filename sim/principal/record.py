@@ -80,6 +80,15 @@ def commit_of(repo: str, given: Optional[str]) -> str:
                           check=True).stdout.strip()
 
 
+def _sorted_names(message: Optional[str]) -> Optional[str]:
+    """charmhelpers lists services in a set's order: sorted here, so that
+    the record is the same at every run."""
+    if not message or ': ' not in message:
+        return message
+    head, _, names = message.rpartition(': ')
+    return '{}: {}'.format(head, ', '.join(sorted(names.split(', '))))
+
+
 def record(repo: str, commit: str) -> Dict[str, Any]:
     """What each operation of the copy does with a subordinate's
     services."""
@@ -93,6 +102,8 @@ def record(repo: str, commit: str) -> Dict[str, Any]:
             'lists_subordinate_services': PROBE in result['services'],
             'principal_services_changed': sorted(
                 set(result['changed']) - {PROBE}),
+            # what the action reports where it fails (None: it succeeds)
+            'fails_with': _sorted_names(result.get('error')),
         }
     return {'source': SOURCE, 'commit': commit,
             'container_scoped_relations': container_scoped(repo),

@@ -4,10 +4,11 @@
 list-vgpu-types only reads the host (lspci, sysfs, the unit's record of
 the installed software), so it runs without the reactive framework or
 charms.openstack: asking a large GPU server costs little more than
-reading its sysfs files. install-vgpu-software, vgpu-health and
-preview-config need the charm instance (through charms.openstack) as the
-hooks do: the health check compares the host with what that release's
-Nova was given, and the preview runs the hooks' own decision.
+reading its sysfs files. install-vgpu-software, vgpu-health,
+check-series-upgrade and preview-config need the charm instance
+(through charms.openstack) as the hooks do: the health check compares
+the host with what that release's Nova was given, and the preview runs
+the hooks' own decision.
 """
 import json
 import os
@@ -82,6 +83,20 @@ def vgpu_health() -> None:
         hookenv.action_fail(failure)
 
 
+def check_series_upgrade() -> None:
+    """Before a series upgrade's prepare: fails, naming the running
+    guests to move while nova-compute still runs, where the prepare
+    would wait for them. Reads only."""
+    import charms_openstack.bus
+    import charms_openstack.charm as charm
+    charms_openstack.bus.discover()
+    with charm.provide_charm_instance() as instance:
+        results = instance.check_series_upgrade()
+    hookenv.action_set(results)
+    if results['ready'] != 'true':
+        hookenv.action_fail(results['message'])
+
+
 def preview_config() -> None:
     """What the unit would do with these option values, changing
     nothing: fails with the refusal the status would show."""
@@ -98,6 +113,7 @@ def preview_config() -> None:
 
 
 ACTIONS = {
+    'check-series-upgrade': check_series_upgrade,
     'install-vgpu-software': install_vgpu_software,
     'list-vgpu-types': list_vgpu_types,
     'preview-config': preview_config,

@@ -133,6 +133,11 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
     def vgpu_health(self) -> Dict[str, object]:
         return self.monitoring.health_report()
 
+    def check_series_upgrade(self) -> Dict[str, str]:
+        """The check-series-upgrade action: which guests to move before
+        the prepare pauses nova-compute."""
+        return self.guests.series_upgrade_check()
+
     def remove_boot_units(self) -> None:
         """The charm is going: take its boot-time units with it (and the
         metrics exporter, were it still there)."""

@@ -9,7 +9,7 @@ charms.openstack's prepare would have stopped it) at the first hook
 after none runs here any more.
 """
 import os
-from typing import Callable
+from typing import Callable, Dict
 
 import charmhelpers.contrib.openstack.utils as os_utils
 import charmhelpers.core.hookenv as hookenv
@@ -18,7 +18,7 @@ import charms.reactive as reactive
 from nvidia_vgpu import state
 from nvidia_vgpu.apply import context as hook_context
 from nvidia_vgpu.driver import series_upgrade
-from nvidia_vgpu.nova import guest_safety
+from nvidia_vgpu.nova import guest_safety, plan as nova_plan
 
 UPGRADING = 'charm.series-upgrading'
 
@@ -36,6 +36,19 @@ class Guests:
             (v.device, v.guests) for v in self.context.plan.running])
         if problem and not hookenv.action_get('force'):
             raise RuntimeError(problem)
+
+    def series_upgrade_check(self) -> Dict[str, str]:
+        """Before a series upgrade's prepare, while nova-compute still
+        runs and Nova can move guests: the running guests that would hold
+        it, and the shut-off ones that stay. Reads only."""
+        running = guest_safety.guest_names(self.context.plan.running)
+        stopped = sorted(set(guest_safety.guest_names(
+            nova_plan.vgpus_in_use(self.context.host))) - set(running))
+        ready, message = series_upgrade.check_message(running, stopped)
+        return {'ready': 'true' if ready else 'false',
+                'running-guests': ' '.join(running),
+                'shut-off-guests': ' '.join(stopped),
+                'message': message}
 
     def hold_series_upgrade(self) -> bool:
         """pre-series-upgrade while running guests use vGPUs here: mark
