@@ -21,6 +21,16 @@ def restart(host: Dict[str, Any], nouveau_blacklisted: bool) -> List[str]:
     """The host state (changed in place) once the machine is back up,
     before any unit the charm installed runs; returns those units that
     start at boot, by name."""
+    if 'pci_at_next_boot' in host:
+        # The hardware changed while the machine was down (a pci step):
+        # a board that stayed keeps its MIG state, a new one comes up as
+        # the step describes it.
+        unchanged = {function['address'] for function in
+                     host['pci_at_next_boot'] if function in host['pci']}
+        host['pci'] = host.pop('pci_at_next_boot')
+        host['mig'] = dict(mig.initial(host['pci']), **{
+            address: gpu for address, gpu in host.get('mig', {}).items()
+            if address in unchanged})
     modules = _modules_at_boot(host, nouveau_blacklisted)
     host['modules'] = modules
     host['vfs'] = {}

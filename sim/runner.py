@@ -83,6 +83,7 @@ class Simulation:
             'packages': self._packages_step,
             'relation-departed': self._departed_step,
             'exec': self._exec_step,
+            'pci': self._pci_step,
         }
         # What the last exec step's program did (its step's "exec").
         self._exec_result: Dict[str, Any] = {}
@@ -727,6 +728,14 @@ class Simulation:
                     dkms.HEADERS_PACKAGE.format('')):])
         self._save(state)
         simhost.write_kernel_files(self.host_root, state['host'])
+        return []
+
+    def _pci_step(self, state: Dict[str, Any],
+                  step: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """A GPU fails, is removed, replaced or added: the host's PCI
+        functions become these at the next reboot; no hook runs."""
+        state['host']['pci_at_next_boot'] = step['pci']
+        self._save(state)
         return []
 
     def _departed_step(self, state: Dict[str, Any],

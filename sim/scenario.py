@@ -65,7 +65,7 @@ _DEB = {'package': str, 'version': str, 'architecture': str,
         'dkms_source': bool}
 _STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
                'relation-departed', 'packages', 'services', 'guests',
-               'kernel', 'faults', 'exec'}
+               'kernel', 'faults', 'exec', 'pci'}
 # Host commands a faults step can make fail (the fake tools' names).
 FAULTABLE = ('apt-get', 'dpkg', 'mdevctl', 'nvidia-smi', 'sriov-manage',
              'update-initramfs')
@@ -312,6 +312,8 @@ def _check_step(index: int, step: Any) -> None:
         _check_kernel(where + '.kernel', value)
     if kind == 'exec':
         _check_exec(where + '.exec', value)
+    if kind == 'pci':
+        _check_pci(where + '.pci', value)
     if kind == 'faults':
         if not isinstance(value, dict) or not value:
             raise ScenarioError(where + '.faults: map host commands to the '
@@ -346,19 +348,7 @@ def validate(data: Any) -> Dict[str, Any]:
         raise ScenarioError('series_upgrade_target: {!r} is not one of '
                             '{}'.format(target, ', '.join(TARGET_BASES)))
     _check_str_map('host.packages', host.get('packages', {}))
-    for index, function in enumerate(host.get('pci', [])):
-        where = 'host.pci[{}]'.format(index)
-        _check_keys(where, function, _PCI,
-                    required=('address', 'vendor', 'device', 'class'))
-        _check_mdev_types(where + '.mdev_types',
-                          function.get('mdev_types', {}))
-        if 'sriov' in function:
-            _check_keys(where + '.sriov', function['sriov'], _SRIOV,
-                        required=('total_vfs',))
-            _check_mdev_types(where + '.sriov.vf_mdev_types',
-                              function['sriov'].get('vf_mdev_types', {}))
-        if 'mig' in function:
-            _check_mig(where + '.mig', function)
+    _check_pci('host.pci', host.get('pci', []))
     _check_mdevs('host.mdevs', host.get('mdevs', []))
     _check_domains('host.libvirt_domains', host.get('libvirt_domains', []))
     _check_vf_vgpu_types('host.vf_vgpu_types', host.get('vf_vgpu_types', {}))
@@ -375,6 +365,25 @@ def validate(data: Any) -> Dict[str, Any]:
     for index, step in enumerate(data.get('steps', [])):
         _check_step(index, step)
     return data
+
+
+def _check_pci(where: str, functions: Any) -> None:
+    """The host's PCI functions (host.pci, and a pci step's)."""
+    if not isinstance(functions, list):
+        raise ScenarioError(where + ': expected a list')
+    for index, function in enumerate(functions):
+        at = '{}[{}]'.format(where, index)
+        _check_keys(at, function, _PCI,
+                    required=('address', 'vendor', 'device', 'class'))
+        _check_mdev_types(at + '.mdev_types',
+                          function.get('mdev_types', {}))
+        if 'sriov' in function:
+            _check_keys(at + '.sriov', function['sriov'], _SRIOV,
+                        required=('total_vfs',))
+            _check_mdev_types(at + '.sriov.vf_mdev_types',
+                              function['sriov'].get('vf_mdev_types', {}))
+        if 'mig' in function:
+            _check_mig(at + '.mig', function)
 
 
 def load(path: str) -> Dict[str, Any]:

@@ -42,6 +42,11 @@ PLACEMENTS = [
     pytest.param([A], set(), {A: (P84, 'nvidia-108')}, {},
                  {P84: {'nvidia-108': 0}}, [], [A],
                  id='a full place and no mapping to fall back on'),
+    # Its GPU failed: the guest's allocation is on that GPU, and the
+    # other GPU's free instance is Placement's to give to another guest.
+    pytest.param([A], set(), {A: (P85, 'nvidia-108')}, BOTH_108,
+                 {P84: {'nvidia-108': 2}}, [], [A],
+                 id='a vGPU whose device is gone is not moved to another'),
 ]
 
 

@@ -63,10 +63,12 @@ def _recorded_places() -> Dict[str, Tuple[str, str]]:
 
 
 def _free_instances(devices: List[str]) -> Dict[str, Dict[str, int]]:
-    """Each device's free instances of each of its types."""
+    """Each device's free instances of each of its types; a device not
+    on the host (a failed or removed GPU, a VF not enabled) is left out."""
     return {device: {t.type_id: t.available_instances or 0
                      for t in sysfs.read_mdev_types(device)}
-            for device in devices}
+            for device in devices
+            if sysfs.device_present(device)}
 
 
 def restore_mdevs() -> int:
@@ -98,9 +100,13 @@ def restore_mdevs() -> int:
             creation.uuid, creation.type_id, creation.parent,
             ', '.join(users[creation.uuid])))
     for uuid in unresolved:
-        print('cannot place vGPU {} of {}: no record and no single mapped '
-              'type with a free instance'.format(uuid, ', '.join(
-                  users[uuid])), file=sys.stderr)
+        parent = inventory.get(uuid, (None, None))[0]
+        why = ('its device {} is not on this host (a failed or removed '
+               'GPU, or VFs not enabled)'.format(parent)
+               if parent and parent not in available else
+               'no record and no single mapped type with a free instance')
+        print('cannot place vGPU {} of {}: {}'.format(
+            uuid, ', '.join(users[uuid]), why), file=sys.stderr)
     return 1 if unresolved or failed else 0
 
 

@@ -28,7 +28,11 @@ def plan(wanted: List[str], existing: Set[str],
 
     A vGPU goes back where the inventory last saw it if that device
     still offers its type; otherwise, when the mappings name a single
-    type, onto a mapped device with a free instance of it.
+    type, onto a mapped device with a free instance of it. One whose
+    device is gone (not in `available`: a failed or removed GPU) is not
+    moved to another: its guest's allocation in Placement is on the
+    device that is gone, so it waits for that device (a GPU swapped in
+    at the same address) or for the guest to move.
     """
     free = {device: dict(types) for device, types in available.items()}
     creations: List[Creation] = []
@@ -36,6 +40,9 @@ def plan(wanted: List[str], existing: Set[str],
     single_type = next(iter(mappings)) if len(mappings) == 1 else None
     for uuid in sorted(set(wanted) - existing):
         parent, type_id = inventory.get(uuid, (None, None))
+        if parent and parent not in free:
+            unresolved.append(uuid)
+            continue
         if not (parent and free.get(parent, {}).get(type_id, 0) > 0):
             parent, type_id = None, single_type
             for device in mappings.get(single_type or '', []):

@@ -194,6 +194,14 @@ def _guests_without_vgpus(facts: HostFacts, gpu_of: Dict[str, str],
         if uuid in existing:
             continue
         place = facts.recorded.get(uuid)
+        if place and _device_gone(place[0], gpu_of):
+            found.append(Finding(GUEST_VGPU_MISSING, True, (
+                'Guest {} has lost its vGPU {} with its device {}, which '
+                'is not on this host any more (a failed or removed GPU): '
+                'cold-migrate the guest off this host, then take the GPU '
+                'out of Nova or swap it (Replacing a failed GPU)').format(
+                    ', '.join(sorted(guests)), uuid, place[0])))
+            continue
         where = ('last seen on {} as {}'.format(*place) if place else
                  'the charm has no record of where it was')
         found.append(Finding(GUEST_VGPU_MISSING, True, (
@@ -218,6 +226,15 @@ def _guests_without_vgpus(facts: HostFacts, gpu_of: Dict[str, str],
             'Guest {} has lost its vGPU on {} ({})').format(
                 ', '.join(sorted(guests)), address, why)))
     return found
+
+
+def _device_gone(device: str, gpu_of: Mapping[str, str]) -> bool:
+    """A device (a GPU, or a VF) that no GPU on the host has, on a PCI
+    bus no GPU on the host is on: its GPU failed or was removed (a VF
+    that is only not enabled shares its GPU's bus)."""
+    bus = device.rsplit(':', 1)[0]
+    return device not in gpu_of and not any(
+        present.rsplit(':', 1)[0] == bus for present in gpu_of)
 
 
 def findings(facts: HostFacts) -> List[Finding]:

@@ -15,6 +15,11 @@ def _device(address: str, *parts: str) -> str:
     return host_path(os.path.join(PCI_DEVICES, address, *parts))
 
 
+def device_present(address: str) -> bool:
+    """Whether a PCI function (a GPU, a VF) is on the host now."""
+    return os.path.isdir(_device(address))
+
+
 def virtual_functions(addresses: Iterable[str]) -> Set[str]:
     """The SR-IOV virtual functions among these addresses.
 
