@@ -32,8 +32,14 @@ def test_an_h100_is_cut_at_every_boot_in_the_order_mig_needs():
         assert order == [['-i', '00000000:41:00.0', '-mig'],
                          ['sriov-manage', '-e'],
                          ['mig', '-i', '00000000:41:00.0']]
-    assert output['host']['mig'] == {H100: {
-        'mode': 'enabled', 'gpu_instances': ['1g.10gb'] * 4 + ['3g.40gb']}}
+    # The instances were there until the unit went (stop): with no guest
+    # on them, it destroys them and switches MIG mode off.
+    stop = output['steps'][-1]
+    assert ['nvidia-smi', 'mig', '-i', '00000000:41:00.0', '-dgi', '-gi',
+            '1,2,3,4,5'] in stop['commands']
+    assert ['nvidia-smi', '-i', '00000000:41:00.0', '-mig', '0'] in \
+        stop['commands']
+    assert output['host']['mig'][H100]['gpu_instances'] == []
     # One VF per 1g.10gb instance, not every VF of the GPU.
     assert sections(output)['mdev_nvidia-1130'] == [
         ['device_addresses', FOUR_VFS]]

@@ -140,7 +140,9 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
 
     def remove_boot_units(self) -> None:
         """The charm is going: take its boot-time units with it (and the
-        metrics exporter, were it still there)."""
+        metrics exporter, were it still there), and put the GPUs it cut
+        for MIG back in normal mode where no guest uses them."""
+        self.mig.undo_for_removal()
         self.boot_units.remove_all()
         exporter.remove_exporter()
 

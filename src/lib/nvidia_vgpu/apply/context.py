@@ -104,6 +104,14 @@ class HookContext:
         return preview.preview(self.facts(), self.config, values,
                                self.unit)
 
+    def with_options(self, values: Mapping[str, Any]) -> None:
+        """Decide from here on as if the options had these values (the
+        unit is going: its layout is undone as an empty mig-layout
+        would undo it)."""
+        self.config = dict(self.config, **values)
+        self._host = None
+        self._plan = None
+
     def config_asks_mig(self) -> bool:
         """A layout to apply, or one applied before to undo."""
         return decide.mig_asked(self.config, self.unit)

@@ -11,6 +11,7 @@ import charmhelpers.core.hookenv as hookenv
 from nvidia_vgpu.apply import context as hook_context
 from nvidia_vgpu.driver import mig_boot
 from nvidia_vgpu.host import boot_records, systemd
+from nvidia_vgpu.mig import layout as mig_layout
 
 
 class Mig:
@@ -43,3 +44,23 @@ class Mig:
             for failure in mig_boot.apply(work):
                 hookenv.log('MIG: ' + failure, level=hookenv.WARNING)
             context.host_changed()
+
+    def undo_for_removal(self) -> None:
+        """The unit is going: GPUs it put in MIG mode go back to normal
+        mode where no guest uses them, as an empty mig-layout would do
+        (an A100 or A30 keeps MIG mode across reboots, with nothing left
+        to cut it). One a guest still uses is left as it is, and said
+        in the log (the guide says how to undo it later)."""
+        context = self.context
+        if not context.host.functions or not context.unit.mig_record:
+            return
+        context.with_options({mig_layout.OPTION: ''})
+        work = context.plan.mig
+        if work.destroy or work.disable:
+            for failure in mig_boot.apply(work):
+                hookenv.log('MIG: ' + failure, level=hookenv.WARNING)
+        for gpu, guests in sorted(work.held.items()):
+            hookenv.log('MIG mode of {} stays on: {} use vGPUs on it (undo '
+                        'it once they are gone: nvidia-smi -i <index> -mig '
+                        '0)'.format(gpu, ', '.join(guests)),
+                        level=hookenv.WARNING)
