@@ -526,6 +526,19 @@ class Checker:
             self.fail(argv, 'prepare takes one of {}; complete nothing'
                       .format(', '.join(sorted(known))))
 
+    def set_base(self, argv, args):
+        """Juju 2.9's set-series APP SERIES, Juju 3's set-application-base
+        APP BASE: after the last machine's series upgrade."""
+        positional, _ = _parse(args, APP_FLAGS, self, argv)
+        if len(positional) != 2:
+            return self.fail(argv, 'APPLICATION TARGET')
+        self.app(argv, positional[0])
+        known = (set(SERIES_VERSIONS) if argv[1] == 'set-series' else
+                 {'ubuntu@' + v for v in SERIES_VERSIONS.values()})
+        if not (_is_placeholder(positional[1]) or positional[1] in known):
+            self.fail(argv, 'takes one of {}'.format(
+                ', '.join(sorted(known))))
+
     def add_machine(self, argv, args):
         positional, flags = _parse(args, ADD_MACHINE_FLAGS, self, argv)
         for flag, value in flags:
@@ -691,6 +704,8 @@ SUBCOMMANDS = {
     'upgrade-series': Checker.upgrade_machine,   # Juju 2.9
     'upgrade-machine': Checker.upgrade_machine,  # Juju 3 (gone in 4)
     'add-machine': Checker.add_machine,
+    'set-series': Checker.set_base,              # Juju 2.9
+    'set-application-base': Checker.set_base,    # Juju 3
     'add-unit': Checker.add_unit,
     'remove-unit': Checker.remove_units,
     'remove-machine': Checker.remove_machines,
