@@ -116,3 +116,15 @@ def test_before_caracal_one_type_reaching_another_gpu_is_named():
         'mdev_nvidia-105': [['device_addresses', '0000:84:00.0']],
         'mdev_nvidia-108': [['device_addresses', '0000:85:00.0']]}
     assert json.loads(cleared['results']['health'])['findings'] == []
+
+
+def test_the_hooks_after_a_deeply_nested_value_all_run():
+    output = scenario('nova-config/deeply-nested-values-refused.yaml')
+    assert all(step['exit_code'] == 0 for step in output['steps'])
+    refused = [step['status'] for step in output['steps'][5:11]]
+    assert all(status['workload'] == 'blocked' and
+               'nested deeper than its form' in status['message']
+               for status in refused)
+    # Nova kept what it had all along: nothing was set while refused.
+    assert all(step['relation_sets'] == 0 for step in output['steps'][5:])
+    assert output['status']['workload'] == 'active'

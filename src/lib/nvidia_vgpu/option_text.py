@@ -77,9 +77,24 @@ def scalar(node: yaml.Node, what: str, fail: Fail) -> str:
     return node.value
 
 
-def compose(text: Optional[str], example: str,
-            fail: Fail) -> Optional[yaml.Node]:
-    """The value's node tree; None for an empty value."""
+# Tokens that open and close a collection (a mapping or a list), in
+# flow ({...}, [...]) or block (indented) style.
+_OPENS = (yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken,
+          yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken)
+_CLOSES = (yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken,
+           yaml.BlockEndToken)
+
+
+def compose(text: Optional[str], example: str, fail: Fail,
+            depth: int) -> Optional[yaml.Node]:
+    """The value's node tree; None for an empty value.
+
+    depth: how many collections the option's form nests (2 for a mapping
+    of lists). The scanner, which does not recurse, counts them before
+    PyYAML's composer, which does: a value nested hundreds deep fails
+    with the option's own error, not a RecursionError that fails the
+    hook. One level too deep is left to the caller, whose message names
+    the entry (`must be text, not a list`)."""
     if text is None:
         return None
     text = str(text)
@@ -90,10 +105,19 @@ def compose(text: Optional[str], example: str,
     if len(text.encode('utf-8', 'replace')) > MAX_TEXT_BYTES:
         raise fail('longer than {} bytes'.format(MAX_TEXT_BYTES))
     try:
+        level = 0
         for token in yaml.scan(text, Loader=yaml.SafeLoader):
             if isinstance(token, yaml.TagToken):
                 raise fail('YAML tags are not allowed; write plain text, '
                            'e.g. ' + example)
+            if isinstance(token, _OPENS):
+                level += 1
+                if level > depth + 1:
+                    raise fail('nested deeper than its form ({} levels of '
+                               'mappings and lists); expected e.g. {}'
+                               .format(depth, example))
+            elif isinstance(token, _CLOSES):
+                level -= 1
         return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
         raise fail(_yaml_problem(error, example))

@@ -48,7 +48,8 @@ def parse(text: Optional[str]) -> Layout:
     """The validated layout, GPUs and profiles in a canonical order.
     Empty text means no layout. Raises LayoutError naming the offending
     key or value and how to fix it."""
-    root = option_text.compose(text, EXAMPLE, LayoutError)
+    # A mapping of lists (of devices), or of mappings (of profiles).
+    root = option_text.compose(text, EXAMPLE, LayoutError, depth=2)
     if root is None:
         return {}
     if not isinstance(root, yaml.MappingNode):

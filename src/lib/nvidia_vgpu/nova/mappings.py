@@ -94,7 +94,8 @@ def parse(text: str) -> Mappings:
     Empty text means no vGPU types. Raises MappingError naming the
     offending key or value and how to fix it.
     """
-    root = option_text.compose(text, EXAMPLE, MappingError)
+    # A mapping of lists (of devices), or of mappings (of profiles).
+    root = option_text.compose(text, EXAMPLE, MappingError, depth=2)
     if root is None:
         return {}
     if not isinstance(root, yaml.MappingNode):
