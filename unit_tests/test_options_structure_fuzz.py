@@ -13,6 +13,7 @@ every value ends in the option's own answer.
 
 Deterministic (derandomized, no example database) and bounded, for CI.
 """
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -101,21 +102,16 @@ def printable(value) -> bool:
     return isinstance(value, int)
 
 
+@pytest.mark.parametrize('parse,refusal', [
+    (mappings.parse, mappings.MappingError),
+    (layout.parse, layout.LayoutError)], ids=['vgpu-device-mappings',
+                                              'mig-layout'])
 @FUZZ
-@given(structures())
-def test_mappings_answer_every_structure_with_their_own_error(text):
+@given(text=structures())
+def test_every_structure_ends_in_the_options_own_answer(parse, refusal,
+                                                        text):
     try:
-        parsed = mappings.parse(text)
-    except mappings.MappingError:
-        return
-    assert printable(parsed)
-
-
-@FUZZ
-@given(structures())
-def test_mig_layout_answers_every_structure_with_its_own_error(text):
-    try:
-        parsed = layout.parse(text)
-    except layout.LayoutError:
+        parsed = parse(text)
+    except refusal:
         return
     assert printable(parsed)
