@@ -73,13 +73,12 @@ def fetch(entry, directory, filename=None):
     return path
 
 
-def pick(files, wanted):
-    """The first file `wanted` accepts."""
+def pick(files, wanted, what):
+    """The first file `wanted` accepts; `what` names it if none does."""
     for entry in files:
         if wanted(entry):
             return entry
-    raise SystemExit('no such file on PyPI: {}'.format(
-        files[0]['filename'] if files else '(no files)'))
+    raise SystemExit('PyPI has no {}'.format(what))
 
 
 def main(argv, python=sys.version_info[:2]):
@@ -88,15 +87,17 @@ def main(argv, python=sys.version_info[:2]):
     present = os.listdir(wheelhouse)
     for name, version in compiled_wheels(present):
         files = release_files(name, version)
-        fetch(pick(files, lambda e: e['packagetype'] == 'sdist'),
-              wheelhouse)
+        fetch(pick(files, lambda e: e['packagetype'] == 'sdist',
+                   'source of {} {}'.format(name, version)), wheelhouse)
         if name.lower() == 'cython':
             fetch(pick(files, lambda e: e['filename'].endswith(
-                '-none-any.whl')), wheelhouse)
+                '-none-any.whl'), 'pure wheel of Cython ' + version),
+                wheelhouse)
     if tuple(python) == (3, 10):
         files = release_files(*NOBLE_SETUPTOOLS)
         entry = pick(files, lambda e: e['filename'].endswith(
-            '-py3-none-any.whl'))
+            '-py3-none-any.whl'), 'wheel of setuptools {}'.format(
+                NOBLE_SETUPTOOLS[1]))
         fetch(entry, wheelhouse, entry['filename'].replace(
             '-py3-none-any.whl', '-py312-none-any.whl'))
     return 0

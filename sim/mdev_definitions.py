@@ -17,6 +17,8 @@ import json
 import os
 from typing import Any, Dict, Iterable, List
 
+from sim import host as simhost
+
 DIRECTORY = os.path.join('etc', 'mdevctl.d')
 
 
@@ -49,7 +51,6 @@ def offers(host: Dict[str, Any], parent: str, type_id: str) -> bool:
     with the NVIDIA driver loaded."""
     if 'nvidia' not in host['modules']:
         return False
-    from sim import host as simhost
     for function in host['pci']:
         if function['address'] == parent:
             return type_id in function.get('mdev_types', {})

@@ -93,17 +93,20 @@ class BootUnits:
         mdevs = self.context.plan.boot.to_define
         if not mdevs or self.context.installed_version(MDEVCTL) is None:
             return
+        defined = False
         for mdev in mdevs:
             failure = mdevctl.define(mdev)
             if failure:
                 hookenv.log('vGPU {} stays transient (the restore unit '
                             'recreates it at boot): {}'.format(
                                 mdev.uuid, failure), level=hookenv.WARNING)
-            else:
-                hookenv.log('Defined vGPU {} ({} on {}) to persist across '
-                            'reboots'.format(mdev.uuid, mdev.type_id,
-                                             mdev.parent), level=hookenv.INFO)
-        self.context.host_changed()
+                continue
+            defined = True
+            hookenv.log('Defined vGPU {} ({} on {}) to persist across '
+                        'reboots'.format(mdev.uuid, mdev.type_id,
+                                         mdev.parent), level=hookenv.INFO)
+        if defined:
+            self.context.host_changed()
 
     def _ensure_mdevctl(self) -> None:
         """Nova keeps vGPUs through libvirt, which needs mdevctl on the

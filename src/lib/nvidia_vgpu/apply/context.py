@@ -107,9 +107,10 @@ class HookContext:
     def with_options(self, values: Mapping[str, Any]) -> None:
         """Decide from here on as if the options had these values (the
         unit is going: its layout is undone as an empty mig-layout
-        would undo it)."""
+        would undo it). The host as read stays: what a hook reads does
+        not depend on the values (a layout to undo is read as one to
+        apply)."""
         self.config = dict(self.config, **values)
-        self._host = None
         self._plan = None
 
     def config_asks_mig(self) -> bool:

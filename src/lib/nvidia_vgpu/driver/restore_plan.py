@@ -65,13 +65,10 @@ def transient_in_use(host: model.HostSnapshot) -> List[str]:
 
 
 def to_define(host: model.HostSnapshot,
-              nova_persists: bool) -> Tuple[model.Mdev, ...]:
+              transient: List[str]) -> Tuple[model.Mdev, ...]:
     """The running vGPUs to make persistent, as Nova 30 makes those it
-    creates: where Nova keeps vGPUs itself (it no longer recreates
-    them), each one a guest uses that has no definition yet."""
-    if not nova_persists:
-        return ()
-    transient = set(transient_in_use(host))
+    creates: each of the transient ones guests use (transient_in_use)
+    that exists now."""
     return tuple(mdev for mdev in host.mdevs if mdev.uuid in transient)
 
 

@@ -181,13 +181,15 @@ def _boot(host: model.HostSnapshot, family: families.Family,
     that could not be made, or a vGPU missing now). An OpenStack upgrade
     is thus safe whichever hook, or reboot, comes first after it.
     """
+    transient = restore_plan.transient_in_use(host)
     return BootPlan(
-        family.restores_mdevs or bool(restore_plan.transient_in_use(host)),
+        family.restores_mdevs or bool(transient),
         nova.host_mappings,
         restore_plan.vf_type_numbers(nova.vf_types or {}),
         sriov.work(host, unit.installed is not None),
         mig_plan.boot_record(mig, unit.mig_record),
-        restore_plan.to_define(host, family.nova_persists_mdevs))
+        restore_plan.to_define(host, transient)
+        if family.nova_persists_mdevs else ())
 
 
 def health_facts(host: model.HostSnapshot, nova: model.NovaPlan,
