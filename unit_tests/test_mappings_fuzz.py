@@ -24,16 +24,16 @@ from typing import Dict, List, Optional, Set
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from nvidia_vgpu import model
 from nvidia_vgpu.nova import mappings, nova_config, profiles
+import fuzzing
 from nova_consumer import (as_meant, nova_conf_from, read_configparser,
                            read_oslo)
 
-FUZZ = settings(derandomize=True, database=None, deadline=None,
-                max_examples=1000, suppress_health_check=list(HealthCheck))
+FUZZ = fuzzing.budget(1000)
 
 # ------------------------------------------------------------- the host
 

@@ -14,15 +14,16 @@ every value ends in the option's own answer.
 Deterministic (derandomized, no example database) and bounded, for CI.
 """
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from nvidia_vgpu import option_text
 from nvidia_vgpu.mig import layout
 from nvidia_vgpu.nova import mappings
 
-FUZZ = settings(derandomize=True, database=None, deadline=None,
-                max_examples=200, suppress_health_check=list(HealthCheck))
+import fuzzing
+
+FUZZ = fuzzing.budget(200)
 
 SCALARS = ['nvidia-108', 'V100-8Q', '0000:84:00.0', '10de:1db4',
            '10de:2330', '1g.10gb', '3g.40gb', '4', 'true', 'no', '~',
