@@ -29,17 +29,19 @@ NAGIOS_CHECK = 'src/lib/nvidia_vgpu/monitoring/nagios_check.py'
 UNIT_PROGRAM = re.compile(r'^ExecStart=/usr/bin/python3 -m (\S+)',
                           re.MULTILINE)
 
-# What every boot program loads: the host's records and file access,
-# and the unit templates the programs' modules render from.
+# What every boot program loads: the host's records (and the names they
+# are checked against) and file access, and the unit templates the
+# programs' modules render from.
 _BOOT = ('nvidia_vgpu', 'nvidia_vgpu.driver', 'nvidia_vgpu.host',
          'nvidia_vgpu.host.boot_records', 'nvidia_vgpu.host.hostfs',
-         'nvidia_vgpu.host.templates', 'nvidia_vgpu.model')
+         'nvidia_vgpu.host.templates', 'nvidia_vgpu.model',
+         'nvidia_vgpu.names')
 # Program -> the modules of ours it loads.
 CLOSURES = {
     'nvidia_vgpu.restore': sorted(_BOOT + (
         'nvidia_vgpu.restore', 'nvidia_vgpu.driver.restore',
         'nvidia_vgpu.driver.restore_plan', 'nvidia_vgpu.host.libvirt',
-        'nvidia_vgpu.host.sysfs', 'nvidia_vgpu.names')),
+        'nvidia_vgpu.host.sysfs')),
     'nvidia_vgpu.driver.mig_boot': sorted(_BOOT + (
         'nvidia_vgpu.driver.mig_boot', 'nvidia_vgpu.host.mig',
         'nvidia_vgpu.host.nvidia_smi', 'nvidia_vgpu.mig',

@@ -71,7 +71,8 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ('nova', ('nova',)),
     ('health', ('health',)),
     ('statuses and reports', ('status', 'monitoring.report',
-                              'monitoring.metrics_port')),
+                              'monitoring.metrics_port',
+                              'monitoring.nagios_names')),
     ('the hook plan', ('hook_plan',)),
     ('programs', tuple(PROGRAMS)),
 )

@@ -4,8 +4,10 @@ option's own error, before PyYAML's recursive composer can fail the hook
 end)."""
 import pytest
 
+from nvidia_vgpu.hook_plan import facts as hook_facts, preview
 from nvidia_vgpu.mig import layout
 from nvidia_vgpu.nova import mappings
+from snapshots import V100S
 
 DEEP = [
     pytest.param('{' * 500 + '}' * 500, id='flow mappings'),
@@ -45,3 +47,15 @@ def test_the_forms_themselves_still_pass(text, parsed):
 def test_a_layout_at_its_depth_passes():
     assert layout.parse("{'10de:20b5': {'1g.10gb': 4}}") == {
         '10de:20b5': {'1g.10gb': 4}}
+
+
+@pytest.mark.parametrize('option', [mappings.OPTION, layout.OPTION])
+def test_preview_config_refuses_a_deep_value_as_the_status_would(option):
+    """The preview-config action's parameters are option values: the
+    same refusal, as the action's failure message."""
+    found = preview.preview(hook_facts.HookFacts(V100S), {},
+                            {option: '[' * 500 + ']' * 500},
+                            hook_facts.UnitState())
+    assert found.refused.startswith('Invalid {}: '.format(option))
+    assert 'nested deeper than its form' in found.refused
+    assert found.results == {}

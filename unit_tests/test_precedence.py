@@ -102,6 +102,10 @@ ROWS = [
      V100S, {'vgpu-resource-class': 'not a class!'}, UNIT, True),
     ('invalid port', 'blocked', 'Invalid metrics-port: ',
      V100S, {'metrics-port': 0}, UNIT, 'metrics served'),
+    ('invalid context', 'blocked', 'Invalid nagios_context: ',
+     host(), {'nagios_context': 'juju\n}'}, UNIT, 'nrpe related'),
+    ('invalid groups', 'blocked', 'Invalid nagios_servicegroups: ',
+     V100S, {'nagios_servicegroups': 'juju,../x'}, UNIT, 'nrpe related'),
     ('invalid layout', 'blocked', 'Invalid mig-layout: ',
      V100S, {'mig-layout': '{'}, UNIT, True),
     ('MIG mode at the next boot', 'blocked',
@@ -147,6 +151,8 @@ def _relations(snapshot, config, unit, relation):
         return RELATED._replace(nova_vgpu=None)
     if relation == 'metrics served':   # an agent takes the metrics
         return published(snapshot, config, unit)._replace(cos_agent=True)
+    if relation == 'nrpe related':
+        return published(snapshot, config, unit)._replace(nrpe=True)
     if relation:
         return published(snapshot, config, unit)
     return RELATED

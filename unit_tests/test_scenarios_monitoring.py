@@ -111,3 +111,44 @@ def test_grafana_agent_gets_the_exporter_once_and_a_bad_port_blocks():
     assert ['systemctl', 'stop', unit] in departed['commands']
     assert '/etc/systemd/system/' + unit not in output['files']
     assert FACTS not in output['files']
+
+
+def test_nagios_names_that_would_add_directives_are_refused_or_ignored():
+    """Monitoring input is input (issue 38): the nrpe unit's host name
+    and context with line breaks are ignored, a nagios option that would
+    add a directive or write elsewhere blocks, nothing is written for
+    Nagios meanwhile, and every hook succeeds."""
+    output = scenario('monitoring/hostile-nagios-names.yaml')
+    assert {step['exit_code'] for step in output['steps']} == {0}
+    shown = [(step['step'], step['status']['workload'],
+              step['status']['message'].split(':')[0])
+             for step in output['steps'][6:]]
+    assert shown == [
+        ('config', 'blocked', 'Invalid nagios_context'),
+        ('update-status', 'blocked', 'Invalid nagios_context'),
+        ('config', 'blocked', 'Invalid nagios_servicegroups'),
+        ('update-status', 'blocked', 'Invalid nagios_servicegroups'),
+        ('config', 'active', 'Unit is ready'),
+        ('update-status', 'active', 'Unit is ready')]
+    reloads = [step['step'] for step in output['steps']
+               if ['systemctl', 'reload', 'nagios-nrpe-server']
+               in step['commands']]
+    # Written at install; not while refused; once more when set right.
+    assert reloads == ['install', 'config']
+    assert output['steps'][10]['step'] == 'config'
+    assert ['systemctl', 'reload', 'nagios-nrpe-server'] in \
+        output['steps'][10]['commands']
+    nagios = {path: text for path, text in output['files'].items()
+              if 'nagios' in path and not path.endswith('check_nvidia_vgpu')}
+    assert sorted(nagios) == [
+        '/etc/nagios/nrpe.d/check_nvidia_vgpu_host.cfg',
+        '/var/lib/nagios/export/'
+        'service__juju-nova-compute-nvidia-vgpu-0_check_nvidia_vgpu_host.cfg']
+    service = nagios['/var/lib/nagios/export/service__juju-nova-compute-'
+                     'nvidia-vgpu-0_check_nvidia_vgpu_host.cfg']
+    assert '    host_name                       ' \
+        'juju-nova-compute-nvidia-vgpu-0\n' in service
+    assert '    servicegroups                   juju,gpu\n' in service
+    # One service, one closing brace: nothing the nrpe unit sent got in.
+    assert service.count('define ') == 1 and service.count('}') == 1
+    assert 'check_nrpe!rm_rf' not in service and 'ctx' not in service

@@ -377,6 +377,9 @@ class HostSnapshot(NamedTuple):
     type_names: Mapping[Tuple[str, str], str] = {}
     # UUIDs of the mdevs a definition brings back at boot (mdevctl's)
     persistent_mdevs: FrozenSet[str] = frozenset()
+    # what the read left out, and why (a record or a guest's definition
+    # that cannot be read): the hook logs each as a warning
+    ignored: Tuple[str, ...] = ()
 
 
 class SriovWork(NamedTuple):

@@ -36,6 +36,16 @@ ANY_SELECTOR = re.compile(r'[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){1,3}',
                           re.ASCII)
 
 TYPE_ID = re.compile(r'nvidia-[1-9][0-9]{0,4}', re.ASCII)
+# A GPU instance profile <n>g.<m>gb: n compute slices of 7, m GB of
+# memory. Variants: +me (with a media engine), -me (without), +me.all
+# (all media engines), +gfx (graphics, Blackwell).
+GI_PROFILE = re.compile(
+    r'(?P<slices>[1-7])g\.(?:[1-9][0-9]{0,2})gb'
+    r'(?:\+me|-me|\+me\.all|\+gfx)?', re.ASCII)
+# An mdev's UUID as sysfs, libvirt and the charm's records write it.
+MDEV_UUID = re.compile(
+    r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}',
+    re.ASCII)
 _TYPE_ID_PREFIX = 'nvidia-'
 
 # NVIDIA's vGPU profile name, as its driver prints it after "GRID " or

@@ -21,7 +21,7 @@ from nvidia_vgpu.apply import (
 from nvidia_vgpu.hook_plan import facts as hook_facts
 from nvidia_vgpu.monitoring import cos_agent as exporter
 from nvidia_vgpu.nova import families, releases
-from nvidia_vgpu.relations import cos_agent, nova_vgpu
+from nvidia_vgpu.relations import cos_agent, nova_vgpu, nrpe_external_master
 
 
 def _make_charmhelpers_know_our_releases() -> None:
@@ -62,8 +62,9 @@ def select_release() -> Optional[str]:
 def read_relations() -> hook_facts.Relations:
     """What Juju says of the relations now."""
     return hook_facts.Relations(
-        nova_vgpu.published(), cos_agent.related(),
-        os.environ.get('JUJU_VERSION'))
+        nova_vgpu=nova_vgpu.published(), cos_agent=cos_agent.related(),
+        nrpe=nrpe_external_master.endpoint() is not None,
+        juju_version=os.environ.get('JUJU_VERSION'))
 
 
 class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):

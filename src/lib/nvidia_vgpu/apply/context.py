@@ -10,6 +10,7 @@ derived value goes stale.
 from typing import Any, Callable, Mapping, Optional
 
 import charmhelpers.contrib.openstack.utils as os_utils
+import charmhelpers.core.hookenv as hookenv
 
 from nvidia_vgpu import model, state
 from nvidia_vgpu.hook_plan import decide, facts as hook_facts, preview
@@ -66,6 +67,8 @@ class HookContext:
             self._host = snapshot.read(
                 self._nova_version, names=needs.names,
                 installed=self.installed_version, mig=needs.mig)
+            for ignored in self._host.ignored:
+                hookenv.log('Ignored: ' + ignored, level=hookenv.WARNING)
         return self._host
 
     def facts(self) -> hook_facts.HookFacts:
@@ -146,5 +149,5 @@ def read_unit_state() -> hook_facts.UnitState:
         published_mappings=state.published_mappings(),
         published_classes=state.published_classes(),
         series_upgrade_held=state.series_upgrade_held(),
-        mig_record=boot_records.load_json(boot_records.MIG),
+        mig_record=boot_records.recorded_mig(),
         paused=os_utils.is_unit_paused_set())

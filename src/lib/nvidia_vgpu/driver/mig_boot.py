@@ -13,7 +13,7 @@ and the host's python3, as the restore unit) and make only what is
 missing: running one again changes nothing.
 """
 import sys
-from typing import Dict, List, Mapping, Sequence
+from typing import Dict, List, Sequence
 
 from nvidia_vgpu import model
 from nvidia_vgpu.host import boot_records, mig, templates
@@ -65,8 +65,9 @@ def main(argv: Sequence[str]) -> int:
         print('usage: python3 -m nvidia_vgpu.driver.mig_boot mode|instances',
               file=sys.stderr)
         return 2
-    layout: Mapping[str, List[str]] = boot_records.load_json(
-        boot_records.MIG)
+    for problem in boot_records.problems():
+        print(problem, file=sys.stderr)
+    layout = boot_records.recorded_mig()
     failed = False
     state = mig.read() if phase == 'instances' else {}
     for address, wanted in sorted(layout.items()):

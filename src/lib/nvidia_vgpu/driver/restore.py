@@ -58,8 +58,7 @@ def create(creation: restore_plan.Creation) -> None:
 
 def _recorded_places() -> Dict[str, Tuple[str, str]]:
     """The inventory the charm wrote: uuid -> (parent, type)."""
-    return {uuid: tuple(place) for uuid, place in
-            boot_records.load_json(boot_records.INVENTORY).items()}
+    return dict(boot_records.recorded_inventory())
 
 
 def _free_instances(devices: List[str]) -> Dict[str, Dict[str, int]]:
@@ -74,10 +73,15 @@ def _free_instances(devices: List[str]) -> Dict[str, Dict[str, int]]:
 def restore_mdevs() -> int:
     """Recreate the vGPUs guests use where the plan places them; 1 if
     one could not be placed (said on stderr)."""
-    users = libvirt.mdev_users()
+    guests = libvirt.definitions()
+    for guest, why in sorted(guests.unreadable.items()):
+        print('cannot read the definition of guest {} ({}): its vGPUs are '
+              'not known, so not restored'.format(guest, why),
+              file=sys.stderr)
+    users = guests.mdevs
     existing = {mdev.uuid for mdev in sysfs.mediated_devices()}
     inventory = _recorded_places()
-    mappings = boot_records.load_json(boot_records.MAPPINGS)
+    mappings = boot_records.recorded_mappings()
     available = _free_instances(
         restore_plan.devices_to_read(inventory, mappings))
     creations, unresolved = restore_plan.plan(
@@ -113,10 +117,12 @@ def restore_mdevs() -> int:
 def main() -> int:
     """The boot unit: VFs' types, then (where the charm asks: before
     Dalmatian, or while a vGPU a guest uses has no definition) vGPUs."""
-    settings = boot_records.load_json(boot_records.SETTINGS)
-    for vf in apply_vf_types(settings.get('vf_vgpu_types', {})):
+    for problem in boot_records.problems():
+        print(problem, file=sys.stderr)
+    for vf in apply_vf_types(boot_records.recorded_vf_types()):
         print('set the vGPU type of VF {}'.format(vf))
-    if not settings.get('restore_mdevs'):
+    if boot_records.load_json(boot_records.SETTINGS).get(
+            'restore_mdevs') is not True:
         return 0
     return restore_mdevs()
 

@@ -33,6 +33,7 @@ class Relations(NamedTuple):
     # not related)
     nova_vgpu: Optional[Tuple[Mapping[str, Any], ...]] = None
     cos_agent: bool = False      # grafana-agent / the collector related
+    nrpe: bool = False           # the nrpe subordinate related
     juju_version: Optional[str] = None
 
 

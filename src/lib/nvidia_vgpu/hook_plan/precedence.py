@@ -11,7 +11,8 @@ with a table (unit_tests/test_precedence.py):
 1. a series upgrade prepared without stopping the vGPU Manager;
 2. blocked: mig-layout refused, MIG mode waiting for a reboot, a refused
    option (vgpu-device-mappings, vgpu-resource-class, typed VFs before
-   Epoxy), a wrong metrics-port while metrics are served; then on GPU
+   Epoxy), a wrong metrics-port while metrics are served, a nagios
+   option Nagios could not read while the nrpe unit is related; then on GPU
    hosts the software (its problem, none attached), a reboot to load the
    driver, host drift;
 3. (charms.openstack: services not running)
@@ -26,7 +27,7 @@ from nvidia_vgpu.driver import series_upgrade, software
 from nvidia_vgpu.health import verdict
 from nvidia_vgpu.hook_plan import facts as hook_facts
 from nvidia_vgpu.mig import plan as mig_plan
-from nvidia_vgpu.monitoring import metrics_port
+from nvidia_vgpu.monitoring import metrics_port, nagios_names
 
 Status = Tuple[Optional[str], Optional[str]]
 NONE: Status = (None, None)
@@ -91,6 +92,10 @@ def blocked(facts: StatusFacts) -> Status:
             facts.config.get(metrics_port.OPTION))
         if port_problem:
             return 'blocked', port_problem
+    if facts.relations.nrpe:
+        names_problem = nagios_names.option_problem(facts.config)
+        if names_problem:
+            return 'blocked', names_problem
     if not facts.host.functions:
         return NONE
     return _gpu_host_blocked(facts)

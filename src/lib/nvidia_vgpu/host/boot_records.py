@@ -5,9 +5,11 @@ are recreated). The boot unit (python3 -m nvidia_vgpu.restore) needs
 nothing from the controller, only these files.
 """
 import json
-from typing import Dict, Tuple
+import re
+from typing import Dict, List, Tuple
 
-from nvidia_vgpu.host.hostfs import host_path, write_if_changed
+from nvidia_vgpu import names
+from nvidia_vgpu.host.hostfs import read_json_object, write_if_changed
 
 STATE_DIR = '/var/lib/nova-compute-nvidia-vgpu'
 INVENTORY = STATE_DIR + '/mdevs.json'
@@ -18,13 +20,20 @@ SETTINGS = STATE_DIR + '/boot.json'
 MIG = STATE_DIR + '/mig.json'
 
 
+RECORDS = (INVENTORY, MAPPINGS, SETTINGS, MIG)
+
+
 def load_json(path: str) -> dict:
-    """A record the charm wrote; {} where there is none, or unreadable."""
-    try:
-        with open(host_path(path)) as stream:
-            return json.load(stream)
-    except (OSError, ValueError):
-        return {}
+    """A record the charm wrote; {} where there is none, or it cannot be
+    read as a JSON object (problems() says which)."""
+    return read_json_object(path)[0]
+
+
+def problems() -> List[str]:
+    """Each record that exists but was ignored, and why: it is written
+    again whole at the next hook that has something to record."""
+    return [problem for problem in (read_json_object(path)[1]
+                                    for path in RECORDS) if problem]
 
 
 def save_json(path: str, data: dict) -> bool:
@@ -34,16 +43,44 @@ def save_json(path: str, data: dict) -> bool:
 
 
 def recorded_inventory() -> Dict[str, Tuple[str, str]]:
-    """Where the charm last saw each vGPU: uuid -> (parent, type)."""
+    """Where the charm last saw each vGPU: uuid -> (parent, type). An
+    entry of any other shape is left out: the boot unit writes a UUID
+    into a path made of the parent and the type."""
     return {uuid: (place[0], place[1]) for uuid, place in
             load_json(INVENTORY).items()
-            if isinstance(place, list) and len(place) == 2}
+            if names.MDEV_UUID.fullmatch(uuid) and
+            isinstance(place, list) and len(place) == 2 and
+            all(isinstance(part, str) for part in place) and
+            names.PCI_ADDRESS.fullmatch(place[0]) and
+            names.TYPE_ID.fullmatch(place[1])}
 
 
 def recorded_vf_types() -> Dict[str, int]:
     """The vGPU type the charm gave each VF (vendor-specific VFIO), as
-    the boot unit reads it."""
+    the boot unit reads it (it writes the number into the VF's sysfs)."""
     types = load_json(SETTINGS).get('vf_vgpu_types', {})
-    return {vf: int(number) for vf, number in types.items()
-            if isinstance(number, int) and number} if isinstance(
+    return {vf: number for vf, number in types.items()
+            if names.PCI_ADDRESS.fullmatch(vf) and isinstance(number, int)
+            and not isinstance(number, bool) and number > 0} if isinstance(
                 types, dict) else {}
+
+
+def recorded_mig() -> Dict[str, List[str]]:
+    """GPU -> the GPU instance profiles its boot units make (given to
+    nvidia-smi as they are)."""
+    return _lists_of_names(MIG, names.PCI_ADDRESS, names.GI_PROFILE)
+
+
+def recorded_mappings() -> Dict[str, List[str]]:
+    """vGPU type -> the devices the expanded mappings give it."""
+    return _lists_of_names(MAPPINGS, names.TYPE_ID, names.PCI_ADDRESS)
+
+
+def _lists_of_names(path: str, key: 're.Pattern[str]',
+                    value: 're.Pattern[str]') -> Dict[str, List[str]]:
+    """A record of name -> [names], each matching its grammar; an entry
+    of another shape is left out."""
+    return {name: list(listed) for name, listed in load_json(path).items()
+            if key.fullmatch(name) and isinstance(listed, list) and
+            all(isinstance(item, str) and value.fullmatch(item)
+                for item in listed)}

@@ -6,7 +6,9 @@ tree, /proc/modules, /etc/modprobe.d) under one directory and point
 NVIDIA_VGPU_HOST_ROOT at it. On a real host the variable is unset and
 paths are used as they are.
 """
+import json
 import os
+from typing import Any, Dict, Optional, Tuple
 
 HOST_ROOT_VARIABLE = 'NVIDIA_VGPU_HOST_ROOT'
 
@@ -31,3 +33,29 @@ def write_if_changed(path: str, text: str) -> bool:
     with open(real, 'w') as stream:
         stream.write(text)
     return True
+
+
+def read_json_object(path: str) -> Tuple[Dict[str, Any], Optional[str]]:
+    """A JSON object the charm or a tool keeps on the host, and why it
+    was ignored where it was: ({}, None) where there is no file; ({},
+    why) where it cannot be read, is not JSON, nests past what Python's
+    parser recurses through, or is not an object. Never raises: a hook
+    or a boot program goes on without it, and says so."""
+    try:
+        with open(host_path(path), 'rb') as stream:
+            data = json.loads(stream.read().decode('utf-8'))
+    except FileNotFoundError:
+        return {}, None
+    except (OSError, ValueError, RecursionError) as error:
+        return {}, '{} ignored: {}'.format(path, _one_line(error))
+    if not isinstance(data, dict):
+        return {}, '{} ignored: a JSON {} where an object belongs'.format(
+            path, type(data).__name__)
+    return data, None
+
+
+def _one_line(error: Exception) -> str:
+    """An error's text, cut to one printable line."""
+    text = ' '.join(str(error).split()) or type(error).__name__
+    return ''.join(char if ' ' <= char <= '~' else '?'
+                   for char in text)[:200]

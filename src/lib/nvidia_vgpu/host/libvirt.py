@@ -11,7 +11,7 @@ the cloud's API.
 import glob
 import os
 import xml.etree.ElementTree as ElementTree
-from typing import Dict, FrozenSet, List, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple
 
 from nvidia_vgpu.host.hostfs import host_path
 
@@ -19,28 +19,58 @@ DOMAINS = '/etc/libvirt/qemu'
 LIVE_STATE = '/run/libvirt/qemu'
 
 
-def hostdev_users() -> Tuple[Dict[str, List[str]], Dict[str, List[str]]]:
-    """(mdev UUID -> domains, PCI address -> domains) of every guest
-    definition's host devices."""
-    mdevs: Dict[str, List[str]] = {}
-    pci: Dict[str, List[str]] = {}
+class Definitions(NamedTuple):
+    """What the guests' definitions say of the host's devices."""
+
+    mdevs: Dict[str, List[str]]        # mdev UUID -> domains
+    pci: Dict[str, List[str]]          # PCI address -> domains
+    # domain -> why its definition could not be read: which vGPUs it
+    # uses is unknown
+    unreadable: Dict[str, str]
+
+
+def definitions() -> Definitions:
+    """The host devices of every guest definition."""
+    found = Definitions({}, {}, {})
     for path in sorted(glob.glob(os.path.join(host_path(DOMAINS), '*.xml'))):
+        name = _shown(os.path.basename(path)[:-len('.xml')])
         try:
-            root = ElementTree.parse(path).getroot()
-        except (ElementTree.ParseError, OSError):
+            root = _parse(path)
+        except (ElementTree.ParseError, OSError, ValueError) as error:
+            found.unreadable[name] = _shown(str(error))[:200]
             continue
-        name = root.findtext('name') or os.path.basename(path)[:-4]
+        name = _shown(root.findtext('name') or '') or name
         for hostdev in root.iter('hostdev'):
             address = hostdev.find('source/address')
             if address is None:
                 continue
             if hostdev.get('type') == 'mdev' and address.get('uuid'):
-                mdevs.setdefault(address.get('uuid').lower(), []).append(name)
+                found.mdevs.setdefault(address.get('uuid').lower(),
+                                       []).append(name)
             elif hostdev.get('type') == 'pci':
                 pci_address = _pci_address(address.attrib)
                 if pci_address:
-                    pci.setdefault(pci_address, []).append(name)
-    return mdevs, pci
+                    found.pci.setdefault(pci_address, []).append(name)
+    return found
+
+
+def _parse(path: str) -> ElementTree.Element:
+    """A definition's root element. libvirt writes no DTD: a file that
+    declares entities is refused before expat expands them (bionic's
+    expat has no limit on that)."""
+    with open(path, 'rb') as stream:
+        text = stream.read()
+    if b'<!ENTITY' in text or b'<!DOCTYPE' in text:
+        raise ValueError('it declares a DTD or entities, which libvirt '
+                         'never writes')
+    return ElementTree.fromstring(text)
+
+
+def _shown(text: str) -> str:
+    """A name or an error as a status or a log line may show it: one
+    line of printable characters."""
+    return ''.join(char if char.isprintable() else '?'
+                   for char in ' '.join(text.split()))
 
 
 def _pci_address(attributes: Dict[str, str]) -> str:
@@ -65,10 +95,4 @@ def running_domains() -> FrozenSet[str]:
 
 def mdev_users() -> Dict[str, List[str]]:
     """mdev UUID -> names of the domains whose definition uses it."""
-    return hostdev_users()[0]
-
-
-def pci_users() -> Dict[str, List[str]]:
-    """PCI address -> names of the domains that have it as a hostdev (a
-    VF on NVIDIA's vendor-specific VFIO driver is given that way)."""
-    return hostdev_users()[1]
+    return definitions().mdevs

@@ -44,7 +44,7 @@ def _starts_at_boot(path: str) -> bool:
     try:
         with open(path) as stream:
             definition = json.load(stream)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(definition, dict) and definition.get('start') == 'auto'
 

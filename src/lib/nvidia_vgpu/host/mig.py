@@ -28,6 +28,8 @@ PROFILE_ROW = re.compile(
 INSTANCE_ROW = re.compile(
     r'^\|\s*(?P<gpu>\d+)\s+MIG\s+(?P<name>\S+)\s+(?P<profile>\d+)\s+'
     r'(?P<id>\d+)\s+(?P<placement>\d+:\d+)\s')
+# A GPU's index (str.isdigit() also takes '²', which int() refuses).
+DIGITS = re.compile(r'[0-9]+', re.ASCII)
 # What nvidia-smi prints for a field the GPU does not have.
 NOT_SUPPORTED = ('[N/A]', 'N/A', '[Not Supported]')
 
@@ -56,7 +58,7 @@ def parse_modes(text: str) -> List[Tuple[int, str, str, str]]:
     found = []
     for line in text.splitlines():
         fields = [field.strip() for field in line.split(',')]
-        if len(fields) != 4 or not fields[0].isdigit():
+        if len(fields) != 4 or not DIGITS.fullmatch(fields[0]):
             continue
         index, bus_id, current, pending = fields
         if current in NOT_SUPPORTED:

@@ -13,8 +13,8 @@ the types (where profile names or per-profile classes are used) and a
 type's description (for the capacity of the types an SR-IOV GPU is
 given).
 """
-from typing import (Any, Callable, Dict, Iterator, Mapping, Optional,
-                    Tuple)
+from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional,
+                    Sequence, Tuple)
 
 from nvidia_vgpu import model
 from nvidia_vgpu.names import type_id
@@ -43,14 +43,17 @@ def read(nova_version: Optional[str],
     driver = kernel.nvidia_driver_version()
     if not gpus:
         return model.HostSnapshot(functions, gpus, driver, nova_version)
-    mdev_users, pci_users = libvirt.hostdev_users()
+    guests = libvirt.definitions()
+    mdevs = tuple(sysfs.mediated_devices())
+    vf_current_types = _vf_current_types(gpus)
+    mdev_users, pci_users = with_unknown_users(guests, mdevs, vf_current_types)
     libvirt_version, qemu_version = survey.libvirt_and_qemu(installed) \
         if any(gpu.vendor_vfio for gpu in gpus) else (None, None)
     return model.HostSnapshot(
         functions, gpus, driver, nova_version,
         offered=offered_types(gpus, names) if driver is not None else None,
         type_descriptions=first_vf_descriptions(gpus),
-        mdevs=tuple(sysfs.mediated_devices()),
+        mdevs=mdevs,
         mdev_users=mdev_users, pci_users=pci_users,
         running_guests=libvirt.running_domains(),
         vf_types_in_use={address: sysfs.current_vgpu_type(address) or 0
@@ -66,11 +69,45 @@ def read(nova_version: Optional[str],
         if driver is not None else {},
         mig=mig_state.read() if mig and driver is not None and any(
             gpu.sriov for gpu in gpus) else None,
-        vf_current_types={vf: sysfs.current_vgpu_type(vf) or 0
-                          for gpu in gpus if gpu.vendor_vfio
-                          for vf in gpu.virtual_functions},
+        vf_current_types=vf_current_types,
         persistent_mdevs=mdevctl.persistent_mdevs() if mdev_users
-        else frozenset())
+        else frozenset(),
+        ignored=_ignored(guests))
+
+
+def _vf_current_types(gpus: Tuple[model.HostGpu, ...]) -> Dict[str, int]:
+    """vendor-specific VFIO VF -> the vGPU type number it has (0: none)."""
+    return {vf: sysfs.current_vgpu_type(vf) or 0 for gpu in gpus
+            if gpu.vendor_vfio for vf in gpu.virtual_functions}
+
+
+def _ignored(guests: libvirt.Definitions) -> Tuple[str, ...]:
+    """What the read left out, and why: records and definitions."""
+    return tuple(boot_records.problems()) + tuple(
+        'the definition of guest {} cannot be read ({}): every vGPU on '
+        'this host counts as in use by it'.format(guest, why)
+        for guest, why in sorted(guests.unreadable.items()))
+
+
+def with_unknown_users(guests: libvirt.Definitions,
+                       mdevs: Sequence[model.Mdev],
+                       vf_types: Mapping[str, int]
+                       ) -> Tuple[Dict[str, List[str]], Dict[str, List[str]]]:
+    """(mdev UUID -> guests, PCI address -> guests), where a guest whose
+    definition cannot be read may use any vGPU: it is counted among the
+    users of every vGPU (mdevs, and VFs with a vGPU type) on the host, so
+    that nothing a guest might hold is changed until it is readable or
+    gone (guests first)."""
+    mdev_users = {uuid: list(users) for uuid, users in guests.mdevs.items()}
+    pci_users = {address: list(users)
+                 for address, users in guests.pci.items()}
+    for guest in sorted(guests.unreadable):
+        for mdev in mdevs:
+            mdev_users.setdefault(mdev.uuid, []).append(guest)
+        for address, number in sorted(vf_types.items()):
+            if number:
+                pci_users.setdefault(address, []).append(guest)
+    return mdev_users, pci_users
 
 
 def read_listing(functions: Tuple[model.PciFunction, ...],

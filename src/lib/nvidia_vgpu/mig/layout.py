@@ -21,12 +21,8 @@ from nvidia_vgpu import model, names, option_text
 OPTION = 'mig-layout'
 EXAMPLE = "{'10de:2330': {'1g.10gb': 4, '3g.40gb': 1}}"
 # A MIG GPU has 7 compute slices; a GI profile <n>g.<m>gb takes n of
-# them and m GB of memory. Variants: +me (with a media engine), -me
-# (without), +me.all (all media engines), +gfx (graphics, Blackwell).
+# them (names.GI_PROFILE).
 SLICES = 7
-GI_PROFILE = re.compile(
-    r'(?P<slices>[1-7])g\.(?:[1-9][0-9]{0,2})gb'
-    r'(?:\+me|-me|\+me\.all|\+gfx)?', re.ASCII)
 COUNT = re.compile(r'[1-7]', re.ASCII)
 
 Layout = Dict[str, Dict[str, int]]
@@ -96,7 +92,7 @@ def _instances(gpu: str, node: yaml.Node,
             profile, 'the GPU instance profile {} of {}'.format(
                 option_text.shown(profile), gpu),
             'GPUs and GPU instance profiles', LayoutError)
-        if not GI_PROFILE.fullmatch(profile):
+        if not names.GI_PROFILE.fullmatch(profile):
             raise LayoutError(
                 '{} of {} is not a GPU instance profile such as 1g.10gb, '
                 '3g.40gb or 1g.10gb+me (nvidia-smi mig -lgip lists the '

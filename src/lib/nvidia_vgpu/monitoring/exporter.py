@@ -101,7 +101,7 @@ def read_facts(path: str) -> Tuple[Optional[Document], Optional[float]]:
         with open(path) as stream:
             mtime = os.fstat(stream.fileno()).st_mtime
             document = json.load(stream)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None, None
     if not isinstance(document, dict) or \
             document.get('version') != FACTS_VERSION:

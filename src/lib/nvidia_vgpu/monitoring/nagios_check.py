@@ -47,15 +47,20 @@ def answer(check: str, facts_path: str, max_age: float,
         return UNKNOWN, ('No vGPU facts at {}: the charm writes them at its '
                          'next hook (see juju status for the unit)'.format(
                              facts_path))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         return UNKNOWN, 'Cannot read the vGPU facts at {}: {}'.format(
-            facts_path, error)
+            facts_path, _one_line(str(error) or type(error).__name__))
+    checks = _checks(facts)
+    if checks is None:
+        return UNKNOWN, ('The vGPU facts at {} are not the charm\'s (no '
+                         'list of checks): the charm rewrites them at its '
+                         'next hook'.format(facts_path))
     if age > max_age:
         return UNKNOWN, (
             'vGPU facts are {} min old (at most {}): the unit agent has run '
             'no hook since; see juju status and juju show-status-log for '
             'the unit'.format(int(age // 60), int(max_age // 60)))
-    for found in facts.get('checks', []):
+    for found in checks:
         if found.get('name') == check:
             state = found.get('state')
             if state not in (0, 1, 2, 3):
@@ -68,8 +73,18 @@ def answer(check: str, facts_path: str, max_age: float,
     return UNKNOWN, ('The vGPU facts have no check {}: this host has {} '
                      '(the charm rewrites the NRPE checks at its next '
                      'hook)'.format(check, ', '.join(
-                         str(found.get('name'))
-                         for found in facts.get('checks', [])) or 'none'))
+                         _one_line(str(found.get('name')))
+                         for found in checks) or 'none'))
+
+
+def _checks(facts: object) -> Optional[List[dict]]:
+    """The document's checks (entries of another shape left out); None
+    where it is not a document of checks at all."""
+    if not isinstance(facts, dict) or not isinstance(
+            facts.get('checks', []), list):
+        return None
+    return [found for found in facts.get('checks', [])
+            if isinstance(found, dict)]
 
 
 def main(argv: Optional[List[str]] = None) -> int:

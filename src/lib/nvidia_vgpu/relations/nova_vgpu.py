@@ -45,7 +45,7 @@ def _decoded(raw: Mapping[str, str]) -> Dict[str, Any]:
     for key, text in raw.items():
         try:
             found[key] = json.loads(text)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             found[key] = text
     return found
 

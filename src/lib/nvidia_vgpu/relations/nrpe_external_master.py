@@ -11,7 +11,7 @@ import charmhelpers.core.hookenv as hookenv
 import charms.reactive as reactive
 
 from nvidia_vgpu.host import systemd
-from nvidia_vgpu.monitoring import nrpe
+from nvidia_vgpu.monitoring import nagios_names, nrpe
 
 AVAILABLE = 'nrpe-external-master.available'
 
@@ -24,24 +24,40 @@ def endpoint() -> Optional[Any]:
 
 
 def host_context(related: Optional[Any]) -> Optional[str]:
-    """The nrpe unit's nagios_host_context, once it has said it."""
-    return related.nagios_host_context() if related is not None else None
+    """The nrpe unit's nagios_host_context, once it has said it (and it
+    is a name: monitoring/nagios_names.py)."""
+    if related is None:
+        return None
+    return _trusted('nagios_host_context', related.nagios_host_context(),
+                    'the unit is named without it')
 
 
 def update(related: Any, document: Mapping[str, Any], unit: str,
            config: Mapping[str, Any]) -> None:
-    """Install the checks for this document, and tell the nrpe unit."""
-    if not nrpe.ready():
+    """Install the checks for this document, and tell the nrpe unit;
+    nothing while a nagios option is refused (the status says which)."""
+    if not nrpe.ready() or nagios_names.option_problem(config):
         return
     checks = nrpe.checks(document)
-    nagios_context = config.get('nagios_context') or 'juju'
+    default_name = '{}-{}'.format(nagios_names.context(config),
+                                  unit.replace('/', '-'))
     changed = nrpe.install_plugin()
     changed |= nrpe.write(
-        checks, related.nagios_hostname() or '{}-{}'.format(
-            nagios_context, unit.replace('/', '-')),
-        config.get('nagios_servicegroups') or nagios_context)
+        checks, _trusted('nagios_hostname', related.nagios_hostname(),
+                         'the checks name the host ' + default_name)
+        or default_name, nagios_names.servicegroups(config))
     _reload_if(changed)
     related.publish_monitors(nrpe.monitors(checks))
+
+
+def _trusted(key: str, value: Optional[str], instead: str) -> Optional[str]:
+    """A name the nrpe unit sent, or None, logged, where it is not one."""
+    name = nagios_names.received(value)
+    if value and name is None:
+        hookenv.log('Ignored the nrpe unit\'s {} {}: not a name Nagios can '
+                    'read; {}'.format(key, nagios_names.shown(value),
+                                      instead), hookenv.WARNING)
+    return name
 
 
 def remove() -> None:
