@@ -32,7 +32,7 @@ H100_VFS = vf_addresses(H100, 16)
 SMALL, LARGE = 'nvidia-1130', 'nvidia-1133'     # 1g.10gb, 3g.40gb
 # The layout of scenarios/mig/h100-layout-each-boot.yaml
 LAYOUT = {'1g.10gb': 4, '3g.40gb': 1}
-LAYOUT_OPTION = "{'10de:2331': {'1g.10gb': 4, '3g.40gb': 1}}"
+LAYOUT_OPTION = "{'10de:2330': {'1g.10gb': 4, '3g.40gb': 1}}"
 PER_PROFILE = 'per-profile'
 SMALL_CLASS = 'CUSTOM_VGPU_H100XM_1_10C'
 LARGE_CLASS = 'CUSTOM_VGPU_H100XM_3_40C'
@@ -48,9 +48,9 @@ def h100(address: str = H100) -> dict:
                 ' max_resolution=4096x2160, max_instance={}'.format(
                     framebuffer, max_instance)}
     return {
-        'address': address, 'vendor': '10de', 'device': '2331',
+        'address': address, 'vendor': '10de', 'device': '2330',
         'class': '030200', 'subsystem_vendor': '10de',
-        'subsystem_device': '1626',
+        'subsystem_device': '16c1',
         'sriov': {'total_vfs': 16, 'vf_mdev_types': {
             'nvidia-1100': spec('NVIDIA H100XM-4C', 4096, 20)}},
         'mig': {
@@ -150,7 +150,7 @@ def test_no_gi_of_the_profile_no_vgpu(tmp_path, fake_commands):
     published, compute = nova_on_mig(
         tmp_path, fake_commands, "{'%s': ['%s']}" % (SMALL, H100),
         layout={'3g.40gb': 2},
-        layout_option="{'10de:2331': {'3g.40gb': 2}}")
+        layout_option="{'10de:2330': {'3g.40gb': 2}}")
     assert SMALL not in device_addresses(published.nova_conf)
     assert compute.report() == {}
     assert set(free_in_nova(compute, SMALL).values()) == {0}
@@ -183,7 +183,7 @@ def test_mixed_layout_one_vgpu_per_gi_of_each_profile(
         tmp_path, fake_commands, resource_class):
     published, compute = nova_on_mig(
         tmp_path, fake_commands,
-        "{'H100XM-1-10C': ['10de:2331'], 'H100XM-3-40C': ['10de:2331']}",
+        "{'H100XM-1-10C': ['10de:2330'], 'H100XM-3-40C': ['10de:2330']}",
         resource_class=resource_class)
     given = device_addresses(published.nova_conf)
     # One VF per GI of each profile, no VF given both types.

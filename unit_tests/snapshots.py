@@ -149,7 +149,8 @@ def a100(address: str = '0000:41:00.0', types=None,
 
 
 def h100(address: str = '0000:41:00.0', types=None) -> Board:
-    return sriov(function(address, '2331', '1626', 'GH100 [H100 PCIe]'), 16,
+    return sriov(function(address, '2330', '16c1',
+                          'GH100 [H100 SXM5 80GB]'), 16,
                  H100_MIG if types is None else types)
 
 

@@ -256,11 +256,11 @@ def test_mig_test_skips_without_its_settings(vgpu_tests, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     assert vgpu_tests.mig_settings() is None
     monkeypatch.setenv('TEST_NVIDIA_VGPU_HOST_SW', '/tmp/vgpu.deb')
-    monkeypatch.setenv('TEST_MIG_LAYOUT', "{'10de:2331': {'1g.10gb': 4}}")
+    monkeypatch.setenv('TEST_MIG_LAYOUT', "{'10de:2330': {'1g.10gb': 4}}")
     assert vgpu_tests.mig_settings() is None
-    monkeypatch.setenv('TEST_MIG_MAPPINGS', "{'H100XM-1-10C': ['10de:2331']}")
+    monkeypatch.setenv('TEST_MIG_MAPPINGS', "{'H100XM-1-10C': ['10de:2330']}")
     assert vgpu_tests.mig_settings() == (
-        "{'10de:2331': {'1g.10gb': 4}}", "{'H100XM-1-10C': ['10de:2331']}")
+        "{'10de:2330': {'1g.10gb': 4}}", "{'H100XM-1-10C': ['10de:2330']}")
 
 
 def test_mig_test_reads_what_the_charm_lists_and_nova_gets(
@@ -276,8 +276,8 @@ def test_mig_test_reads_what_the_charm_lists_and_nova_gets(
     snapshot = in_mig_mode(host(h100(), nova=CARACAL),
                            *['1g.10gb'] * 4 + ['3g.40gb'])
     decided = plan.plan_nova(
-        snapshot, "{'H100XM-1-10C': ['10de:2331'], "
-        "'H100XM-3-40C': ['10de:2331']}", None, rules(CARACAL), None, None)
+        snapshot, "{'H100XM-1-10C': ['10de:2330'], "
+        "'H100XM-3-40C': ['10de:2330']}", None, rules(CARACAL), None, None)
     text = render_text(consume(fake_commands, published(decided.sections)))
     assert vgpu_tests.mdev_devices(text) == {
         'nvidia-1130': list(H100_VFS[:4]), 'nvidia-1133': [H100_VFS[4]]}

@@ -10,14 +10,14 @@ H100 = '0000:41:00.0'
 H100_B = '0000:c1:00.0'
 A40 = '0000:84:00.0'
 L40S = '0000:85:00.0'
-GPUS = [model.HostGpu(H100, True, ids='10de:2331:10de:1626'),
-        model.HostGpu(H100_B, True, ids='10de:2331:10de:1626'),
+GPUS = [model.HostGpu(H100, True, ids='10de:2330:10de:16c1'),
+        model.HostGpu(H100_B, True, ids='10de:2330:10de:16c1'),
         model.HostGpu(A40, True, ids='10de:2235:10de:145a'),
         model.HostGpu(L40S, True, vendor_vfio=True,
                       ids='10de:26b9:10de:1851')]
 PROFILES = (GiProfile(19, '1g.10gb', 7, 7), GiProfile(15, '1g.20gb', 4, 4),
             GiProfile(9, '3g.40gb', 2, 2), GiProfile(0, '7g.80gb', 1, 1))
-LAYOUT = {'10de:2331': {'1g.10gb': 4, '3g.40gb': 1}}
+LAYOUT = {'10de:2330': {'1g.10gb': 4, '3g.40gb': 1}}
 WANTED = ('3g.40gb', '1g.10gb', '1g.10gb', '1g.10gb', '1g.10gb')
 
 

@@ -34,13 +34,13 @@ from snapshots import (
 # of its MIG-backed sizes given to Nova.
 H100_CARACAL = host(h100(), nova=CARACAL)
 H100_GIS = ('1g.10gb',) * 4 + ('3g.40gb',)
-H100_BOTH_SIZES = ("{'H100XM-1-10C': ['10de:2331'], "
-                   "'H100XM-3-40C': ['10de:2331']}")
-H100_READY = ('1 NVIDIA GPU (H100 PCIe); 16 SR-IOV VFs; nvidia-1130: 4 vGPUs '
-              'on 1 GPU; nvidia-1133: 1 vGPU on 1 GPU')
+H100_BOTH_SIZES = ("{'H100XM-1-10C': ['10de:2330'], "
+                   "'H100XM-3-40C': ['10de:2330']}")
+H100_READY = ('1 NVIDIA GPU (H100 SXM5 80GB); 16 SR-IOV VFs; nvidia-1130: '
+              '4 vGPUs on 1 GPU; nvidia-1133: 1 vGPU on 1 GPU')
 H100_BOTH_NAMED = ('; H100XM-1-10C is nvidia-1130; H100XM-3-40C is '
-                   'nvidia-1133; nvidia-1130 on 1 GPU (10de:2331); '
-                   'nvidia-1133 on 1 GPU (10de:2331)')
+                   'nvidia-1133; nvidia-1130 on 1 GPU (10de:2330); '
+                   'nvidia-1133 on 1 GPU (10de:2330)')
 H100_BOTH_CAPACITY = {'nvidia-1130': {'0000:41:00.0': 4},
                       'nvidia-1133': {'0000:41:00.0': 1}}
 
@@ -304,7 +304,7 @@ CASES = [
          ready(H100_READY + '; H100XM-1-10C is nvidia-1130; H100XM-3-40C is '
                'nvidia-1133; nvidia-1130 as CUSTOM_VGPU_H100XM_1_10C; '
                'nvidia-1133 as CUSTOM_VGPU_H100XM_3_40C; nvidia-1130 on 1 GPU '
-               '(10de:2331); nvidia-1133 on 1 GPU (10de:2331)'),
+               '(10de:2330); nvidia-1133 on 1 GPU (10de:2330)'),
          resource_class='per-profile', sriov_capacity=H100_BOTH_CAPACITY),
     case('MIG: a guest\'s vGPU keeps its VF; free VFs go around it',
          with_mdev_guests(in_mig_mode(H100_CARACAL, *H100_GIS),
@@ -315,18 +315,19 @@ CASES = [
          sriov_capacity=H100_BOTH_CAPACITY),
     case('MIG: by type ids through a selector, the same',
          in_mig_mode(H100_CARACAL, *H100_GIS),
-         "{'nvidia-1130': ['10de:2331'], 'nvidia-1133': ['10de:2331']}",
+         "{'nvidia-1130': ['10de:2330'], 'nvidia-1133': ['10de:2330']}",
          xena(('nvidia-1130', H100_VFS[:4]), ('nvidia-1133', H100_VFS[4:5])),
-         ready(H100_READY + '; nvidia-1130 on 1 GPU (10de:2331); nvidia-1133 '
-               'on 1 GPU (10de:2331)'),
+         ready(H100_READY + '; nvidia-1130 on 1 GPU (10de:2330); nvidia-1133 '
+               'on 1 GPU (10de:2330)'),
          sriov_capacity=H100_BOTH_CAPACITY),
     case('MIG: a size without GPU instances gets no VF, and the status says',
          in_mig_mode(H100_CARACAL, *H100_GIS[:4]),
          H100_BOTH_SIZES,
          xena(('nvidia-1130', H100_VFS[:4])),
-         ready('1 NVIDIA GPU (H100 PCIe); 16 SR-IOV VFs; nvidia-1130: 4 vGPUs '
-               'on 1 GPU' + H100_BOTH_NAMED + '; nvidia-1133 gets no vGPU on '
-               '0000:41:00.0: it has no 3g.40gb GPU instance (mig-layout)'),
+         ready('1 NVIDIA GPU (H100 SXM5 80GB); 16 SR-IOV VFs; nvidia-1130: '
+               '4 vGPUs on 1 GPU' + H100_BOTH_NAMED + '; nvidia-1133 gets '
+               'no vGPU on 0000:41:00.0: it has no 3g.40gb GPU instance '
+               '(mig-layout)'),
          sriov_capacity={'nvidia-1130': {'0000:41:00.0': 4}}),
     # Defensive: on the mdev GPUs the charm cuts each size has one type;
     # NVIDIA names C and Q types of one size for other boards (6000D).
@@ -343,7 +344,7 @@ CASES = [
     case('MIG: two sizes on a GPU not in MIG mode: refused, naming the fix',
          H100_CARACAL, H100_BOTH_SIZES, None,
          blocked('Invalid vgpu-device-mappings: the GPU at 0000:41:00.0 '
-                 '(through 10de:2331) offers both H100XM-1-10C and '
+                 '(through 10de:2330) offers both H100XM-1-10C and '
                  'H100XM-3-40C; a device offers one type: give it one of '
                  'them, or cut the GPU into GPU instances with mig-layout '
                  '(MIG-backed types share a GPU in MIG mode)')),

@@ -45,7 +45,7 @@ UUID_A = '4b20d080-1b54-4048-85b3-a6a62d165c01'
 UUID_B = '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b'
 
 
-def gpu(address=GPU, device='2331', ampere=False, mode='disabled'):
+def gpu(address=GPU, device='2330', ampere=False, mode='disabled'):
     """An 80 GB MIG-capable GPU with SR-IOV: H100 (Hopper) by default,
     A100 (Ampere: its mode survives a reboot) with ampere."""
     return {'address': address, 'vendor': '10de',
@@ -337,7 +337,7 @@ def test_the_reboot_step_and_host_mig_output(tmp_path):
                 '[{{id: 19, name: 1g.10gb, max: 7}}]}}}}\n'.format(
                     address, device, ampere))
     output = run_yaml(tmp_path, 'host:\n  pci:\n' +
-                      gpu_yaml('0000:81:00.0', '2331', 'false') +
+                      gpu_yaml('0000:81:00.0', '2330', 'false') +
                       gpu_yaml(GPU, '20b5', 'true') +
                       'steps:\n  - reboot: true\n')
     assert output['host']['mig'] == {

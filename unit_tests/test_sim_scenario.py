@@ -9,7 +9,7 @@ from sim import scenario
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A MIG-capable GPU with SR-IOV, whose VFs offer a time-sliced type.
-H100 = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '2331',
+H100 = {'address': '0000:41:00.0', 'vendor': '10de', 'device': '2330',
         'class': '030200', 'sriov': {'total_vfs': 4, 'vf_mdev_types': {
             'nvidia-1100': {'name': 'NVIDIA H100XM-4C'}}}}
 WITHOUT_SRIOV = {key: value for key, value in H100.items() if key != 'sriov'}
