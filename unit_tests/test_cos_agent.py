@@ -361,6 +361,7 @@ def test_the_fixes_are_named():
     assert 'reboot the host' in described['NvidiaVgpuRebootRequired']
     assert 'nvidia-vgpu-mgr' in described['NvidiaVgpuManagerDown']
     assert 'juju status' in described['NvidiaVgpuFactsStale']
+    assert 'list-vgpu-types' in described['NvidiaVgpuHostOffersNovaNothing']
 
 
 def dashboard():
@@ -418,7 +419,7 @@ def test_promtool_accepts_the_rules_as_published(provides, unit, tmp_path):
     relation, _ = publish(provides, unit)
     with open(str(tmp_path / 'published.rules'), 'w') as stream:
         yaml.safe_dump(config_of(relation)['metrics_alert_rules'], stream)
-    assert 'SUCCESS: 9 rules found' in promtool(
+    assert 'SUCCESS: 10 rules found' in promtool(
         'check', 'rules', 'published.rules', cwd=str(tmp_path))
 
 
@@ -480,7 +481,9 @@ def test_the_alerts_fire_where_they_should(provides, unit, tmp_path):
                  series('nvidia_vgpu_service_active', 1, '0x60',
                         service='nvidia-vgpu-mgr'),
                  series('nvidia_vgpu_facts_age_seconds', 0, '6000+60x60'),
-                 series('nvidia_vgpu_facts_age_seconds', 1, '60x60')],
+                 series('nvidia_vgpu_facts_age_seconds', 1, '60x60'),
+                 series('nvidia_vgpu_offer_gaps', 0, '0x60'),
+                 series('nvidia_vgpu_offer_gaps', 1, '1x60')],
                  'alert_rule_test': [
                      {'eval_time': '30m', 'alertname': 'NvidiaVgpuHostDrift',
                       'exp_alerts': [alert(0, 'critical',
@@ -496,7 +499,13 @@ def test_the_alerts_fire_where_they_should(provides, unit, tmp_path):
                       'exp_alerts': []},
                      {'eval_time': '30m',
                       'alertname': 'NvidiaVgpuFactsStale',
-                      'exp_alerts': [alert(0, 'warning')]}]}]}
+                      'exp_alerts': [alert(0, 'warning')]},
+                     {'eval_time': '20m',
+                      'alertname': 'NvidiaVgpuHostOffersNovaNothing',
+                      'exp_alerts': []},
+                     {'eval_time': '40m',
+                      'alertname': 'NvidiaVgpuHostOffersNovaNothing',
+                      'exp_alerts': [alert(1, 'warning')]}]}]}
     with open(str(tmp_path / 'tests.yaml'), 'w') as stream:
         yaml.safe_dump(tests, stream)
     assert 'SUCCESS' in promtool('test', 'rules', 'tests.yaml',

@@ -218,6 +218,8 @@ def _messages_from(node: ast.AST, path: str,
                 for pattern in _error_messages(module, name)]
     if isinstance(node, ast.Name) and node.id == 'port_problem':
         return _returned(_module_path('metrics_port'), 'problem')
+    if isinstance(node, ast.Name) and node.id == 'nothing':
+        return _returned(_module_path('offer_gaps'), 'nothing_offered')
     if isinstance(node, ast.Name) and node.id == 'names_problem':
         return _returned(_module_path('nagios_names'), 'option_problem')
     if isinstance(node, ast.Name) and node.id == 'layout_problem':

@@ -118,7 +118,8 @@ def test_a_healthy_v100_host():
         ('nvidia_vgpu_instances_free', first): 12.0,
         ('nvidia_vgpu_instances_capacity', second): 8.0,
         ('nvidia_vgpu_instances_in_use', second): 8.0,
-        ('nvidia_vgpu_instances_free', second): 0.0}
+        ('nvidia_vgpu_instances_free', second): 0.0,
+        ('nvidia_vgpu_offer_gaps', ()): 0.0}
     # Families without samples still say what they are.
     assert {'nvidia_vgpu_drift_findings', 'nvidia_vgpu_waiting_changes',
             'nvidia_vgpu_waiting_guests'} <= families(exposition())
@@ -181,7 +182,8 @@ def test_a_host_without_gpu_has_no_gpu_rows_services_or_driver():
         ('nvidia_vgpu_gpu_host', ()): 0.0,
         ('nvidia_vgpu_healthy', ()): 1.0,
         ('nvidia_vgpu_paused', ()): 0.0,
-        ('nvidia_vgpu_reboot_required', ()): 0.0}
+        ('nvidia_vgpu_reboot_required', ()): 0.0,
+        ('nvidia_vgpu_offer_gaps', ()): 0.0}
 
 
 def test_numbers_not_known_have_no_sample_rather_than_a_false_zero():
@@ -317,3 +319,10 @@ def test_the_document_the_hooks_write_is_read_as_written():
     assert found[('nvidia_vgpu_healthy', ())] == 1.0
     assert found[('nvidia_vgpu_service_active',
                   (('service', 'nvidia-vgpu-mgr'),))] == 1.0
+
+
+def test_a_gpu_host_that_gives_nova_nothing_counts_its_reasons():
+    facts = dict(v100_host(), offer_gaps=[
+        'This GPU host gives Nova no vGPU: no GPU here matches 10de:2330'])
+    write_facts(facts)
+    assert samples(exposition())[('nvidia_vgpu_offer_gaps', ())] == 1.0

@@ -2,9 +2,12 @@
 check says what, in which state, for the hosts an operator pages on."""
 import pytest
 
+import test_precedence
 from nvidia_vgpu import model
 from nvidia_vgpu.health import verdict
+from nvidia_vgpu.hook_plan import decide, facts as hook_facts
 from nvidia_vgpu.monitoring import report
+from snapshots import V100S
 from test_health import (A100, A100_VFS, UUID_A, V100_A, V100_B, a100, l40s,
                          v100_host)
 
@@ -178,3 +181,34 @@ def test_a_mig_layout_change_waiting_for_guests_warns_naming_them():
     assert report.document(facts, 'u/0', HEALTH)['waits'] == [{
         'code': verdict.MIG_LAYOUT_WAITS, 'guests': ['instance-2a'],
         'message': 'Change of mig-layout waits ...'}]
+
+
+def test_a_gpu_host_that_gives_nova_nothing_warns_in_the_status_words():
+    """Issue 37, item 5: the unit's blocked status, the NRPE capacity
+    check (WARNING) and the exporter's count say the same thing."""
+    config = {'vgpu-device-mappings': "{'H100XM-1-10C': ['10de:2330']}"}
+    relations = test_precedence.published(V100S, config)
+    plan = decide.decide(hook_facts.HookFacts(
+        V100S, relations, detail=hook_facts.Detail(unit='vgpu/7')),
+        config, test_precedence.UNIT)
+    state, message = plan.status.last
+    assert state == 'blocked'
+    assert message.startswith('This GPU host gives Nova no vGPU: no GPU '
+                              'here matches 10de:2330.')
+    capacity = [check for check in plan.monitoring['checks']
+                if check['name'] == report.CAPACITY][0]
+    assert capacity['state'] == WARNING
+    assert capacity['text'].startswith(message + '; ')
+    assert plan.monitoring['offer_gaps'] == [message]
+    # Nothing is broken: no guest is hurt, nothing pages CRITICAL.
+    assert plan.monitoring['healthy'] is True
+
+
+def test_a_host_that_gives_nova_vgpus_has_no_gap():
+    config = {'vgpu-device-mappings': "{'nvidia-108': ['10de:1db4']}"}
+    plan = decide.decide(hook_facts.HookFacts(
+        V100S, test_precedence.published(V100S, config),
+        detail=hook_facts.Detail(unit='vgpu/7')), config,
+        test_precedence.UNIT)
+    assert plan.status.last[0] == 'active'
+    assert plan.monitoring['offer_gaps'] == []

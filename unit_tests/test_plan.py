@@ -117,6 +117,11 @@ def blocked(message: str) -> Tuple[str, str]:
 
 
 V100_READY = '2 NVIDIA GPUs (Tesla V100 PCIe 16GB)'
+NOTHING_FOR_V100S = (
+    'This GPU host gives Nova no vGPU: {}. Its GPUs: 0000:84:00.0 (10de:1db4, '
+    'Tesla V100 PCIe 16GB), 0000:85:00.0 (10de:1db4, Tesla V100 PCIe 16GB); '
+    'map them in vgpu-device-mappings (list-vgpu-types shows the types each '
+    'offers)')
 NOVA_ADDS = (' (before Caracal, Nova gives a host\'s only vGPU type to '
              'every device offering it: give another GPU here a second '
              'type, or upgrade)')
@@ -146,7 +151,12 @@ CASES = [
          host(v100('0000:84:00.0'), v100('0000:85:00.0'), nova=CARACAL),
          "{'nvidia-108': ['0000:84:00.0']}",
          xena(('nvidia-108', ['0000:84:00.0'])), ready(V100_READY)),
-    case('no option: nova gets no types', V100S, '', {}, ready(V100_READY)),
+    case('no option: nova gets no types, the GPU host says so', V100S, '',
+         {}, blocked(NOTHING_FOR_V100S.format(
+             'vgpu-device-mappings names no type for them'))),
+    case('a selector of another board: the same, naming it', V100S,
+         "{'H100XM-1-10C': ['10de:2330']}", {}, blocked(
+             NOTHING_FOR_V100S.format('no GPU here matches 10de:2330'))),
     case('no GPU here: nothing for nova, whatever the option',
          host(nova=CARACAL), "{'nvidia-108': ['0000:84:00.0']}", {},
          ready('no NVIDIA GPU on this host')),

@@ -102,6 +102,10 @@ ROWS = [
      V100S, {'vgpu-resource-class': 'not a class!'}, UNIT, True),
     ('invalid port', 'blocked', 'Invalid metrics-port: ',
      V100S, {'metrics-port': 0}, UNIT, 'metrics served'),
+    ('a GPU host that gives Nova nothing', 'blocked',
+     'This GPU host gives Nova no vGPU: no GPU here matches 10de:2330. Its '
+     'GPUs: 0000:84:00.0 (10de:1db4, ', V100S,
+     {'vgpu-device-mappings': "{'H100XM-1-10C': ['10de:2330']}"}, UNIT, True),
     ('invalid context', 'blocked', 'Invalid nagios_context: ',
      host(), {'nagios_context': 'juju\n}'}, UNIT, 'nrpe related'),
     ('invalid groups', 'blocked', 'Invalid nagios_servicegroups: ',

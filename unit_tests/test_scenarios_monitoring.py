@@ -152,3 +152,24 @@ def test_nagios_names_that_would_add_directives_are_refused_or_ignored():
     # One service, one closing brace: nothing the nrpe unit sent got in.
     assert service.count('define ') == 1 and service.count('}') == 1
     assert 'check_nrpe!rm_rf' not in service and 'ctx' not in service
+
+
+def test_a_gpu_host_mapped_as_another_board_warns_until_mapped():
+    """Issue 37, item 5 (and the silent selector of issue 36): the unit
+    blocks and the capacity check warns, in the same words, naming the
+    GPU and the fix; drift stays OK (nothing is missing); mapped right,
+    both are fine."""
+    output = scenario('monitoring/v100-mapped-as-another-board.yaml')
+    assert {step['exit_code'] for step in output['steps']} == {0}
+    blocked = output['steps'][5]['status']
+    assert blocked['workload'] == 'blocked'
+    assert blocked['message'].startswith(
+        'This GPU host gives Nova no vGPU: no GPU here matches 10de:2330. '
+        'Its GPUs: 0000:84:00.0 (10de:1db4, Tesla V100 PCIe 16GB)')
+    warned, drift, fixed = answers(output)
+    assert warned[1] == 1
+    assert warned[2].startswith('WARNING: ' + blocked['message'] + '; ')
+    assert drift[1] == 0
+    assert output['status']['workload'] == 'active'
+    assert fixed[1] == 0 and fixed[2].startswith(
+        'OK: vGPUs: nvidia-105 (GRID V100-1Q) 16 free of 16')

@@ -10,7 +10,13 @@ ATTACH = ('juju attach-resource nova-compute-nvidia-vgpu '
 REBOOT_550 = ('Reboot required: installed NVIDIA software '
               'nvidia-vgpu-ubuntu-550 550.54.16, the NVIDIA driver is not '
               'loaded yet')
-READY = 'Unit is ready: 1 NVIDIA GPU (Tesla V100 PCIe 16GB)'
+# The software is in and the driver runs: on this host, whose application
+# maps no vGPU type yet, what is left is the mapping (the GPU host gives
+# Nova nothing, and says so: docs/index.md#this-gpu-host-gives-nova-no-vgpu).
+DONE = ('blocked', 'This GPU host gives Nova no vGPU: vgpu-device-mappings '
+        'names no type for them. Its GPUs: 0000:84:00.0 (10de:1db4, Tesla '
+        'V100 PCIe 16GB); map them in vgpu-device-mappings (list-vgpu-types '
+        'shows the types each offers)')
 BLACKLIST = '/etc/modprobe.d/nvidia-vgpu-disable-nouveau.conf'
 
 
@@ -59,14 +65,14 @@ def test_a_bad_resource_blocks_and_installs_nothing(name, expected):
         'nova-common': '3:25.2.1-0ubuntu2'}
 
 
-def test_install_then_reboot_then_ready():
+def test_install_then_reboot_then_the_driver_runs():
     output = scenario('software/install-reboot-ready.yaml')
     steps = output['steps']
     assert [s['step'] for s in steps[:6]] == [
         'install', 'config-changed', 'start', 'update-status', 'reboot',
         'update-status']
     assert statuses(output)[:4] == [('blocked', REBOOT_550)] * 4
-    assert statuses(output)[4:6] == [('active', READY)] * 2
+    assert statuses(output)[4:6] == [DONE] * 2
     # Installed once, with apt from the local file, then initramfs rebuilt
     # without nouveau; nothing else changed the host before the reboot.
     resource = ('/var/lib/juju/agents/unit-nova-compute-nvidia-vgpu-0/'
@@ -98,14 +104,14 @@ def test_same_revision_is_not_reinstalled_a_new_one_is():
     same, new = output['steps'][6], output['steps'][7]
     assert same['step'] == new['step'] == 'attach'
     assert installs(same['commands']) == []
-    assert same['status']['message'] == READY
+    assert same['status']['message'] == DONE[1]
     assert len(installs(new['commands'])) == 1
     assert new['status'] == {
         'workload': 'blocked',
         'message': 'Reboot required: installed NVIDIA software '
                    'nvidia-vgpu-ubuntu-550 550.90.05, driver 550.54.16 is '
                    'still running'}
-    assert output['status'] == {'workload': 'active', 'message': READY}
+    assert output['status'] == {'workload': DONE[0], 'message': DONE[1]}
     assert output['application_version'] == '550.90.05'
     assert output['host']['packages']['nvidia-vgpu-ubuntu-550'] == \
         '550.90.05'

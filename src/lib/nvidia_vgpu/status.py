@@ -10,8 +10,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from nvidia_vgpu import model
 from nvidia_vgpu.nova import (
-    capacity, guest_safety, nova_config, profiles, resource_classes,
-    vfio_migration)
+    capacity, guest_safety, nova_config, offer_gaps, profiles,
+    resource_classes, vfio_migration)
 
 
 def describe_gpus(gpus: Iterable[model.PciFunction]) -> str:
@@ -41,10 +41,13 @@ def waiting_or_ready(snapshot: model.HostSnapshot, plan: model.NovaPlan,
                      waiting_software: Optional[dict],
                      guests: Sequence[str], given: bool) -> Tuple[str, str]:
     """Once nothing blocks and the relation is there: what the driver has
-    not named, then what Nova has not been given, else ready."""
+    not named, then what Nova has not been given, then a GPU host that
+    gives Nova nothing (blocked: its GPUs sit idle until the mappings
+    name them), else ready."""
+    nothing = offer_gaps.nothing_offered(snapshot, plan)
     return (waiting_for_driver(plan) or
             waiting_for_nova(plan, waiting_software, guests, given) or
-            ready(snapshot, plan))
+            (('blocked', nothing) if nothing else ready(snapshot, plan)))
 
 
 def waiting_for_driver(plan: model.NovaPlan) -> Status:
@@ -135,9 +138,8 @@ def _phrases(snapshot: model.HostSnapshot,
                 phrases.append('{} on {} GPU{} ({})'.format(
                     vgpu_type, len(gpus), '' if len(gpus) == 1 else 's',
                     selector))
-    for vgpu_type, profile, gpu in plan.without_instances:
-        phrases.append('{} gets no vGPU on {}: it has no {} GPU instance '
-                       '(mig-layout)'.format(vgpu_type, gpu, profile))
+    phrases += [offer_gaps.type_without_vgpus(*gap)
+                for gap in plan.without_instances]
     if plan.unmatched:
         phrases.append('no GPU here matches ' + ', '.join(plan.unmatched))
     if plan.absent:

@@ -60,6 +60,8 @@ SOFTWARE_WAITS = 'software-waits'
 MIG_LAYOUT_WAITS = 'mig-layout-waits'
 NOVA_NOT_GIVEN_YET = 'nova-not-given-yet'
 NOVA_TAKES_MORE = 'nova-takes-more'
+# a GPU host gives Nova no vGPU, or a mapped type none (nova/offer_gaps.py)
+OFFER_GAP = 'offer-gap'
 # What update-status shows: the drift no other status of the unit names.
 DRIFT = (VFS_MISSING, NOVA_DEVICE_MISSING, NOVA_TYPE_MISSING,
          GUEST_VGPU_MISSING, GIS_MISSING)
@@ -111,6 +113,8 @@ class HostFacts(NamedTuple):
     # GPU -> guests a mig-layout change waits for, and the status line
     mig_held: Mapping[str, Sequence[str]] = {}
     mig_held_message: Optional[str] = None
+    # why Nova gets no vGPU from this GPU host, or none of a mapped type
+    offer_gaps: Sequence[str] = ()
 
 
 class Finding(NamedTuple):
@@ -276,7 +280,8 @@ def _broken_before_drift(facts: HostFacts) -> List[Finding]:
 
 def _notices(facts: HostFacts, drifted: List[Finding]) -> List[Finding]:
     """What is worth knowing but not broken."""
-    found: List[Finding] = []
+    found: List[Finding] = [Finding(OFFER_GAP, False, gap)
+                            for gap in facts.offer_gaps]
     if facts.paused:
         found.append(Finding(PAUSED, False, (
             'The unit is paused: the vGPU Manager is stopped on purpose '

@@ -17,8 +17,8 @@ from nvidia_vgpu.hook_plan import facts as hook_facts, precedence, survey
 from nvidia_vgpu.mig import layout as mig_layout, plan as mig_plan
 from nvidia_vgpu.monitoring import report
 from nvidia_vgpu.nova import (
-    families, guest_safety, mappings, nova_config, plan as nova_plan,
-    resource_classes)
+    families, guest_safety, mappings, nova_config, offer_gaps,
+    plan as nova_plan, resource_classes)
 
 
 class BootPlan(NamedTuple):
@@ -219,7 +219,8 @@ def health_facts(host: model.HostSnapshot, nova: model.NovaPlan,
         nova.problem[0] == 'blocked' else None,
         paused=unit.paused,
         gis_missing=mig_plan.instances_missing(unit.mig_record, host.mig),
-        mig_held=mig.held, mig_held_message=mig_plan.held_message(mig.held))
+        mig_held=mig.held, mig_held_message=mig_plan.held_message(mig.held),
+        offer_gaps=offer_gaps.gaps(host, nova))
 
 
 def changed_gpus(before: HookPlan, after: HookPlan

@@ -89,6 +89,9 @@ METRICS: Dict[str, str] = {
         'Changes that wait for guests to stop using vGPUs, by kind',
     'nvidia_vgpu_waiting_guests':
         'Guests that changes wait for, by kind of change',
+    'nvidia_vgpu_offer_gaps':
+        'Why Nova gets no vGPU from this GPU host, or none of a mapped '
+        'type: the count of reasons (vgpu-health names them)',
 }
 
 Document = Mapping[str, Any]
@@ -165,7 +168,8 @@ def _by_code(rows: List[Mapping[str, Any]]) -> Dict[str, List[Mapping]]:
 
 def _findings(document: Document) -> List[Metric]:
     """Drift findings and waiting changes, counted by code; the guests a
-    change waits for are counted (once each per code), not named."""
+    change waits for are counted (once each per code), not named; where
+    this GPU host gives Nova no vGPU, or a mapped type none."""
     drift = _gauge('nvidia_vgpu_drift_findings', ['code'])
     for code, rows in sorted(_by_code(_rows(document, 'drift')).items()):
         drift.add_metric([code], float(len(rows)))
@@ -176,7 +180,11 @@ def _findings(document: Document) -> List[Metric]:
         names = {str(name) for row in rows
                  for name in (row.get('guests') or [])}
         guests.add_metric([code], float(len(names)))
-    return [drift, changes, guests]
+    gaps = _gauge('nvidia_vgpu_offer_gaps')
+    offer_gaps = document.get('offer_gaps')
+    gaps.add_metric([], float(len(offer_gaps))
+                    if isinstance(offer_gaps, list) else 0.0)
+    return [drift, changes, guests, gaps]
 
 
 def _software(document: Document) -> List[Metric]:

@@ -95,6 +95,8 @@ def document(facts: verdict.HostFacts, unit: str,
         'drift': [{'code': finding.code, 'message': finding.message}
                   for finding in found if finding.code in verdict.DRIFT],
         'waits': waits(facts, found),
+        'offer_gaps': [finding.message for finding in found
+                       if finding.code == verdict.OFFER_GAP],
         'checks': [{
             'name': check.name,
             'description': DESCRIPTIONS[check.name].format(unit=unit),
@@ -126,7 +128,9 @@ def gpu_host_checks(facts: verdict.HostFacts,
             driver_check(facts, found),
             drift_check(found, health_command),
             waits_check(found),
-            capacity_check(rows, sorted(facts.published or {}))]
+            capacity_check(rows, sorted(facts.published or {}),
+                           [finding.message for finding in found
+                            if finding.code == verdict.OFFER_GAP])]
 
 
 def services_check(facts: verdict.HostFacts,
@@ -193,11 +197,23 @@ def waits_check(found: Sequence[verdict.Finding]) -> Check:
 
 
 def capacity_check(rows: Sequence[Mapping[str, object]],
-                   given: Sequence[str] = ()) -> Check:
+                   given: Sequence[str] = (),
+                   gaps: Sequence[str] = ()) -> Check:
     """OK with perfdata: free, in use and capacity per vGPU type, summed
     over the host's GPUs, for graphs and for thresholds set in Nagios.
     given: the types Nova was given; one no GPU shows (its VFs are gone)
-    counts 0 (the drift check says why)."""
+    counts 0 (the drift check says why). WARNING, saying why first,
+    where this GPU host gives Nova no vGPU or a mapped type none
+    (gaps: nova/offer_gaps.py)."""
+    found = _capacity_check(rows, given)
+    if not gaps:
+        return found
+    return found._replace(state=WARNING, text='; '.join(
+        list(gaps) + [found.text]))
+
+
+def _capacity_check(rows: Sequence[Mapping[str, object]],
+                    given: Sequence[str]) -> Check:
     per_type: Dict[str, Dict[str, Optional[int]]] = {
         vgpu_type: {'free': 0, 'in_use': 0, 'capacity': 0}
         for vgpu_type in given}
