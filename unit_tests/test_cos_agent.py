@@ -419,7 +419,7 @@ def test_promtool_accepts_the_rules_as_published(provides, unit, tmp_path):
     relation, _ = publish(provides, unit)
     with open(str(tmp_path / 'published.rules'), 'w') as stream:
         yaml.safe_dump(config_of(relation)['metrics_alert_rules'], stream)
-    assert 'SUCCESS: 10 rules found' in promtool(
+    assert 'SUCCESS: 12 rules found' in promtool(
         'check', 'rules', 'published.rules', cwd=str(tmp_path))
 
 
@@ -455,7 +455,9 @@ def test_the_alerts_fire_where_they_should(provides, unit, tmp_path):
     """promtool's rule tests over an hour of two hosts' metrics: unit 0
     drifts, its vGPU Manager is down and its facts go stale; unit 1 is
     paused (its stopped vGPU Manager is no alert); another application's
-    drift is not this one's."""
+    drift is not this one's. Unit 0's status is its drift, whose alert is
+    its own (no status alert too); unit 1's a refused option, a warning;
+    unit 1 gives Nova nothing."""
     relation, _ = publish(provides, unit)
     rules = config_of(relation)['metrics_alert_rules']
     for group in rules['groups']:
@@ -483,7 +485,12 @@ def test_the_alerts_fire_where_they_should(provides, unit, tmp_path):
                  series('nvidia_vgpu_facts_age_seconds', 0, '6000+60x60'),
                  series('nvidia_vgpu_facts_age_seconds', 1, '60x60'),
                  series('nvidia_vgpu_offer_gaps', 0, '0x60'),
-                 series('nvidia_vgpu_offer_gaps', 1, '1x60')],
+                 series('nvidia_vgpu_offer_gaps', 1, '1x60'),
+                 series('nvidia_vgpu_status_severity', 0, '2x60',
+                        code='host-drift'),
+                 series('nvidia_vgpu_status_severity', 1, '1x60',
+                        code='option-refused'),
+             ],
                  'alert_rule_test': [
                      {'eval_time': '30m', 'alertname': 'NvidiaVgpuHostDrift',
                       'exp_alerts': [alert(0, 'critical',
@@ -505,7 +512,15 @@ def test_the_alerts_fire_where_they_should(provides, unit, tmp_path):
                       'exp_alerts': []},
                      {'eval_time': '40m',
                       'alertname': 'NvidiaVgpuHostOffersNovaNothing',
-                      'exp_alerts': [alert(1, 'warning')]}]}]}
+                      'exp_alerts': [alert(1, 'warning')]},
+                     {'eval_time': '40m',
+                      'alertname': 'NvidiaVgpuUnitCritical',
+                      'exp_alerts': []},
+                     {'eval_time': '20m', 'alertname': 'NvidiaVgpuUnitWarning',
+                      'exp_alerts': []},
+                     {'eval_time': '40m', 'alertname': 'NvidiaVgpuUnitWarning',
+                      'exp_alerts': [alert(1, 'warning',
+                                           code='option-refused')]}]}]}
     with open(str(tmp_path / 'tests.yaml'), 'w') as stream:
         yaml.safe_dump(tests, stream)
     assert 'SUCCESS' in promtool('test', 'rules', 'tests.yaml',

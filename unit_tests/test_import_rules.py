@@ -72,7 +72,8 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ('health', ('health',)),
     ('statuses and reports', ('status', 'monitoring.report',
                               'monitoring.metrics_port',
-                              'monitoring.nagios_names')),
+                              'monitoring.nagios_names',
+                              'monitoring.severity')),
     ('the hook plan', ('hook_plan',)),
     ('programs', tuple(PROGRAMS)),
 )

@@ -22,6 +22,10 @@ NOW = 1_800_000_000.0
 V100 = 'Tesla V100-PCIE-32GB'
 
 
+READY = {'workload': 'active', 'message': 'Unit is ready', 'code': 'ready',
+         'severity': 0}
+
+
 def v100_host(**changes):
     """A healthy host with two V100s, one type each, as the hooks write
     it (format version 1)."""
@@ -40,6 +44,7 @@ def v100_host(**changes):
              'profile': 'GRID V100-2Q', 'capacity': 8, 'in_use': 8,
              'free': 0}],
         'drift': [], 'waits': [],
+        'status': READY,
         'checks': [{'name': 'nvidia_vgpu_drift', 'description': 'drift',
                     'state': 0, 'text': 'OK', 'perfdata': ''}]}
     document.update(changes)
@@ -52,7 +57,7 @@ def no_gpu_host():
             'driver': {'package': None, 'installed': None, 'running': None,
                        'reboot_required': False},
             'services': {}, 'vgpus': [], 'drift': [], 'waits': [],
-            'checks': []}
+            'status': READY, 'checks': []}
 
 
 def write_facts(document, age=60.0):
@@ -119,7 +124,8 @@ def test_a_healthy_v100_host():
         ('nvidia_vgpu_instances_capacity', second): 8.0,
         ('nvidia_vgpu_instances_in_use', second): 8.0,
         ('nvidia_vgpu_instances_free', second): 0.0,
-        ('nvidia_vgpu_offer_gaps', ()): 0.0}
+        ('nvidia_vgpu_offer_gaps', ()): 0.0,
+        ('nvidia_vgpu_status_severity', (('code', 'ready'),)): 0.0}
     # Families without samples still say what they are.
     assert {'nvidia_vgpu_drift_findings', 'nvidia_vgpu_waiting_changes',
             'nvidia_vgpu_waiting_guests'} <= families(exposition())
@@ -183,7 +189,8 @@ def test_a_host_without_gpu_has_no_gpu_rows_services_or_driver():
         ('nvidia_vgpu_healthy', ()): 1.0,
         ('nvidia_vgpu_paused', ()): 0.0,
         ('nvidia_vgpu_reboot_required', ()): 0.0,
-        ('nvidia_vgpu_offer_gaps', ()): 0.0}
+        ('nvidia_vgpu_offer_gaps', ()): 0.0,
+        ('nvidia_vgpu_status_severity', (('code', 'ready'),)): 0.0}
 
 
 def test_numbers_not_known_have_no_sample_rather_than_a_false_zero():

@@ -139,10 +139,17 @@ def test_a_retype_waiting_for_guests_names_them():
         'instance-2b']
 
 
-def test_refused_mappings_warn_and_nova_keeps_what_it_had():
+def test_refused_mappings_warn_in_the_status_check_and_are_no_harm():
     facts = v100_host(config_problem='vgpu-device-mappings: bad address')
-    assert checks(facts)[report.WAITS] == (
-        WARNING, 'vgpu-device-mappings: bad address')
+    refused = ('blocked', 'Invalid vgpu-device-mappings: bad address')
+    document = report.document(facts, 'vgpu/7', HEALTH, refused)
+    found = {check['name']: (check['state'], check['text'])
+             for check in document['checks']}
+    assert found[report.STATUS] == (WARNING, refused[1])
+    assert found[report.WAITS][0] == OK
+    # Nova keeps what it had: nothing broken, nothing pages CRITICAL.
+    assert document['healthy'] is True
+    assert document['status']['code'] == 'option-refused'
 
 
 def test_a_host_without_gpu_has_one_check_which_is_ok():

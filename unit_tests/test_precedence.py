@@ -68,6 +68,9 @@ ROWS = [
     #  does not yet, None it is not related)
     ('no GPU', 'active', 'Unit is ready: no NVIDIA GPU on this host',
      host(), {}, UNIT, True),
+    # The application's typo, on a host without GPUs (issue 37).
+    ('invalid mappings, no GPU', 'blocked', 'Invalid vgpu-device-mappings: ',
+     host(), {'vgpu-device-mappings': '{'}, UNIT, None),
     ('ready', 'active', 'Unit is ready: 2 NVIDIA GPUs (',
      V100S, {}, UNIT, True),
     ('typed VFs not live-migratable', 'active',

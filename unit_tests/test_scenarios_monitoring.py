@@ -20,18 +20,19 @@ def reloads(output):
             if argv[:2] == ['systemctl', 'reload']]
 
 
-def test_a_healthy_v100_host_answers_ok_to_each_of_five_checks():
+def test_a_healthy_v100_host_answers_ok_to_each_of_six_checks():
     output = scenario('monitoring/v100-healthy.yaml')
     found = answers(output)
-    assert [code for _, code, _ in found] == [0] * 5
-    assert [line.split(':')[0] for _, _, line in found] == ['OK'] * 5
+    assert [code for _, code, _ in found] == [0] * 6
+    assert [line.split(':')[0] for _, _, line in found] == ['OK'] * 6
+    assert found[4][2].startswith('OK: Unit is ready: 2 NVIDIA GPUs')
     assert found[-1][2] == (
         "OK: vGPUs: nvidia-105 (GRID V100-1Q) 30 free of 32 | "
         "'nvidia-105_free'=30;;;0;32 'nvidia-105_in_use'=2;;;0;32")
     assert sorted(path for path in output['files']
                   if path.startswith(NRPE_D)) == [
         NRPE_D + 'check_nvidia_vgpu_{}.cfg'.format(name) for name in
-        ('capacity', 'drift', 'driver', 'services', 'waits')]
+        ('capacity', 'drift', 'driver', 'services', 'status', 'waits')]
     # The Nagios server knows the host by the name nrpe gave it.
     assert ('/var/lib/nagios/export/service__juju-compute-7_check_'
             'nvidia_vgpu_drift.cfg') in output['files']

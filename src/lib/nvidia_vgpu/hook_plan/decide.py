@@ -103,8 +103,28 @@ def decide(facts: hook_facts.HookFacts, config: Mapping[str, Any],
                                host.driver is not None)),
         layout_problem, mig, _boot(host, family, nova, mig, unit), running,
         health, status, detail, report.document(
-            detail, facts.detail.unit, facts.detail.health_command)
-        if detail is not None else None)
+            detail, facts.detail.unit, facts.detail.health_command,
+            shown(status, unit.paused)) if detail is not None else None)
+
+
+# charmhelpers' paused status (os_utils._ows_check_if_paused), which
+# charms.openstack shows before the charm's own checks.
+PAUSED = ('maintenance',
+          "Paused. Use 'resume' action to resume normal service.")
+
+
+def shown(status: precedence.StatusDecision,
+          paused: bool = False) -> Tuple[str, str]:
+    """The status the unit shows, as far as the plan knows: a series
+    upgrade held for guests, else paused, else the charm's blocked and
+    last answers (charms.openstack's services check comes from the
+    host: the NRPE services check reports it)."""
+    answers = [status.held_upgrade] + [PAUSED] * paused + [
+        status.blocked, status.last]
+    for state, message in answers:
+        if state is not None:
+            return state, message or ''
+    return 'active', 'Unit is ready'
 
 
 def _detail(host: model.HostSnapshot, health: verdict.HostFacts,

@@ -87,9 +87,4 @@ def shown(plan: decide.HookPlan) -> str:
     """The status the unit would show ("state: message"), as far as the
     plan decides it (charms.openstack's own paused and services checks
     come on top, as in every hook)."""
-    status = plan.status
-    for state, message in (status.held_upgrade, status.blocked,
-                           status.last):
-        if state is not None:
-            return '{}: {}'.format(state, message)
-    return 'active: Unit is ready'
+    return '{}: {}'.format(*decide.shown(plan.status))

@@ -89,6 +89,9 @@ METRICS: Dict[str, str] = {
         'Changes that wait for guests to stop using vGPUs, by kind',
     'nvidia_vgpu_waiting_guests':
         'Guests that changes wait for, by kind of change',
+    'nvidia_vgpu_status_severity':
+        "The unit's status: 0 ready, 1 waits for the operator, 2 breaks "
+        "or endangers guests or Nova's capacity, by the status' code",
     'nvidia_vgpu_offer_gaps':
         'Why Nova gets no vGPU from this GPU host, or none of a mapped '
         'type: the count of reasons (vgpu-health names them)',
@@ -184,7 +187,19 @@ def _findings(document: Document) -> List[Metric]:
     offer_gaps = document.get('offer_gaps')
     gaps.add_metric([], float(len(offer_gaps))
                     if isinstance(offer_gaps, list) else 0.0)
-    return [drift, changes, guests, gaps]
+    return [drift, changes, guests, gaps, _status(document)]
+
+
+def _status(document: Document) -> Metric:
+    """The unit's status as a severity, labelled with its code (the
+    message is the unit's; it is no label, to keep series bounded)."""
+    family = _gauge('nvidia_vgpu_status_severity', ['code'])
+    status = document.get('status')
+    if isinstance(status, dict):
+        level = _number(status.get('severity'))
+        if level is not None:
+            family.add_metric([_text(status.get('code'))], level)
+    return family
 
 
 def _software(document: Document) -> List[Metric]:

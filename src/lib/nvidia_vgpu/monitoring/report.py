@@ -11,9 +11,11 @@ one check, so that every unit of the application is monitored alike.
 
 Pure: HostFacts and the verdict's findings in, a JSON-ready dict out.
 """
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
+from typing import (Dict, List, Mapping, NamedTuple, Optional, Sequence,
+                    Tuple)
 
 from nvidia_vgpu.health import verdict
+from nvidia_vgpu.monitoring import severity
 
 VERSION = 1
 # Nagios plugin states.
@@ -26,7 +28,8 @@ DRIFT = 'nvidia_vgpu_drift'
 WAITS = 'nvidia_vgpu_waits'
 CAPACITY = 'nvidia_vgpu_capacity'
 NO_GPU = 'nvidia_vgpu_host'
-GPU_HOST_CHECKS = (SERVICES, DRIVER, DRIFT, WAITS, CAPACITY)
+STATUS = 'nvidia_vgpu_status'
+GPU_HOST_CHECKS = (SERVICES, DRIVER, DRIFT, WAITS, CAPACITY, STATUS)
 ALL_CHECKS = GPU_HOST_CHECKS + (NO_GPU,)
 
 # Nagios service descriptions may not hold `~!$%^&*"|'<>?,()=
@@ -37,6 +40,7 @@ DESCRIPTIONS = {
     WAITS: 'NVIDIA vGPU changes waiting for guests {unit}',
     CAPACITY: 'NVIDIA vGPUs free per type {unit}',
     NO_GPU: 'NVIDIA vGPU host without GPU {unit}',
+    STATUS: 'NVIDIA vGPU unit status {unit}',
 }
 
 # What to do about each drift, on the host (the finding says what).
@@ -69,21 +73,31 @@ class Check(NamedTuple):
 
 
 def document(facts: verdict.HostFacts, unit: str,
-             health_command: str) -> Dict[str, object]:
+             health_command: str,
+             status: Tuple[str, str] = ('active', 'Unit is ready')
+             ) -> Dict[str, object]:
     """Everything the checks and the exporter report, for this unit.
 
     facts: with detail (services, free instances); health_command: how
-    an operator runs the vgpu-health action on this unit and this Juju.
+    an operator runs the vgpu-health action on this unit and this Juju;
+    status: the unit's (workload, message) as the hook's plan shows it.
+    A refused option does not make the host unhealthy: Nova keeps what
+    it had, and the status (at its severity) says it.
     """
     found = verdict.findings(facts)
     rows = vgpu_rows(facts)
-    checks = (gpu_host_checks(facts, found, rows, health_command)
-              if facts.gpus else [no_gpu_check(found)])
+    code, level = severity.of_status(status[1])
+    checks = (gpu_host_checks(facts, found, rows, health_command) +
+              [Check(STATUS, level, _one_line(status[1]))]
+              if facts.gpus else [no_gpu_check(level, status[1])])
     installed = facts.installed
     return {
         'version': VERSION,
         'gpu_host': bool(facts.gpus),
-        'healthy': not any(finding.broken for finding in found),
+        'healthy': not any(finding.broken for finding in found
+                           if finding.code != verdict.CONFIG_BLOCKED),
+        'status': {'workload': status[0], 'message': status[1],
+                   'code': code, 'severity': level},
         'paused': facts.paused,
         'driver': {
             'package': installed.package if installed else None,
@@ -123,7 +137,7 @@ def gpu_host_checks(facts: verdict.HostFacts,
                     found: Sequence[verdict.Finding],
                     rows: Sequence[Mapping[str, object]],
                     health_command: str) -> List[Check]:
-    """The five checks of a host with GPUs."""
+    """The checks of a host with GPUs, but the unit's status."""
     return [services_check(facts, found, health_command),
             driver_check(facts, found),
             drift_check(found, health_command),
@@ -187,9 +201,9 @@ def drift_check(found: Sequence[verdict.Finding],
 
 def waits_check(found: Sequence[verdict.Finding]) -> Check:
     """WARNING while a change waits for guests (it names them and what
-    frees them) or while the unit refuses vgpu-device-mappings (Nova
-    keeps what it had): nothing is broken, but something must happen."""
-    waiting = _first(found, WAIT_CODES + (verdict.CONFIG_BLOCKED,))
+    frees them): nothing is broken, but something must happen. (A
+    refused option is the status check's.)"""
+    waiting = _first(found, WAIT_CODES)
     if not waiting:
         return Check(WAITS, OK, 'No change waits for guests')
     return Check(WAITS, WARNING, '; '.join(
@@ -248,14 +262,17 @@ def _count(value: Optional[int]) -> str:
     return '?' if value is None else str(value)
 
 
-def no_gpu_check(found: Sequence[verdict.Finding]) -> Check:
-    """The one check of a host without a GPU: OK, unless the unit refuses
-    the application's vgpu-device-mappings."""
-    refused = _first(found, (verdict.CONFIG_BLOCKED,))
-    if refused:
-        return Check(NO_GPU, WARNING, refused[0].message)
+def no_gpu_check(level: int, message: str) -> Check:
+    """The one check of a host without a GPU: its unit's status, at the
+    status' severity (an application-wide typo is a WARNING here)."""
+    if level != OK:
+        return Check(NO_GPU, level, _one_line(message))
     return Check(NO_GPU, OK, 'No NVIDIA GPU on this host: nothing to '
                  'monitor')
+
+
+def _one_line(text: str) -> str:
+    return ' '.join(text.split())
 
 
 def vgpu_rows(facts: verdict.HostFacts) -> List[Dict[str, object]]:
