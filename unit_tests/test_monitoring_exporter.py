@@ -319,11 +319,13 @@ def test_the_document_the_hooks_write_is_read_as_written():
     found = samples(exposition())
     model = 'Tesla V100 PCIe 16GB'
     for gpu in ('0000:84:00.0', '0000:85:00.0'):
-        labels = row(gpu, 'nvidia-105', 'GRID V100-1Q', model)
+        labels = row(gpu, 'nvidia-105', 'V100-1Q', model)
         assert found[('nvidia_vgpu_instances_capacity', labels)] == 16.0
         assert found[('nvidia_vgpu_instances_in_use', labels)] == 1.0
         assert found[('nvidia_vgpu_instances_free', labels)] == 15.0
     assert found[('nvidia_vgpu_healthy', ())] == 1.0
+    assert found[('nvidia_vgpu_status_severity', (('code', 'ready'),))] \
+        == 0.0
     assert found[('nvidia_vgpu_service_active',
                   (('service', 'nvidia-vgpu-mgr'),))] == 1.0
 

@@ -35,12 +35,12 @@ def test_capacity_counts_free_created_and_in_use_per_type_as_perfdata():
                 if check['name'] == report.CAPACITY][0]
     # Each V100: 15 more can be created, 1 created and used by a guest.
     assert capacity['text'] == (
-        'vGPUs: nvidia-105 (GRID V100-1Q) 30 free of 32')
+        'vGPUs: nvidia-105 (V100-1Q) 30 free of 32')
     assert capacity['perfdata'] == (
         "'nvidia-105_free'=30;;;0;32 'nvidia-105_in_use'=2;;;0;32")
     assert document['vgpus'][0] == {
         'gpu': V100_A, 'model': 'Tesla V100 PCIe 16GB', 'type': 'nvidia-105',
-        'profile': 'GRID V100-1Q', 'capacity': 16, 'in_use': 1, 'free': 15}
+        'profile': 'V100-1Q', 'capacity': 16, 'in_use': 1, 'free': 15}
 
 
 def test_an_unused_created_vgpu_counts_as_free():
@@ -57,7 +57,7 @@ def test_typed_vfs_no_guest_uses_are_free_on_the_vendor_vfio_driver():
         mdev_users={}, pci_users={A100_VFS[0]: ['instance-9']})
     assert report.vgpu_rows(facts) == [{
         'gpu': A100, 'model': 'L40S', 'type': 'nvidia-1148',
-        'profile': 'NVIDIA L40S-2Q', 'in_use': 1, 'free': 2,
+        'profile': 'L40S-2Q', 'in_use': 1, 'free': 2,
         'capacity': 3}]
 
 
@@ -219,3 +219,30 @@ def test_a_host_that_gives_nova_vgpus_has_no_gap():
         test_precedence.UNIT)
     assert plan.status.last[0] == 'active'
     assert plan.monitoring['offer_gaps'] == []
+
+
+def test_two_mig_sizes_on_one_gpu_each_have_their_counts():
+    """Issue 37, item 2: the guide's two-size H100 layout (four 1g.10gb
+    VFs, one 3g.40gb VF); a guest on a 1g.10gb vGPU."""
+    vfs = tuple('0000:41:00.{}'.format(n) for n in range(4, 8)) + (
+        '0000:41:01.0',)
+    # In MIG mode every VF lists both types; the one with the guest's
+    # vGPU has no free instance left.
+    types = {vf: {'nvidia-1130': 1, 'nvidia-1133': 1} for vf in vfs}
+    types[vfs[0]] = {'nvidia-1130': 0, 'nvidia-1133': 0}
+    gpu = model.GpuState(A100, 'H100 SXM5 80GB', 16, vfs, types=types,
+                         names={'nvidia-1130': 'NVIDIA H100XM-1-10C',
+                                'nvidia-1133': 'NVIDIA H100XM-3-40C'})
+    facts = v100_host(
+        gpus=[gpu], wanted=None,
+        published={'nvidia-1130': list(vfs[:4]), 'nvidia-1133': [vfs[4]]},
+        mdevs=[(UUID_A, vfs[0], 'nvidia-1130')],
+        mdev_users={UUID_A: ['instance-1']}, pci_users={})
+    assert report.vgpu_rows(facts) == [
+        {'gpu': A100, 'model': gpu.model, 'type': 'nvidia-1130',
+         'profile': 'H100XM-1-10C', 'in_use': 1, 'free': 3, 'capacity': 4},
+        {'gpu': A100, 'model': gpu.model, 'type': 'nvidia-1133',
+         'profile': 'H100XM-3-40C', 'in_use': 0, 'free': 1, 'capacity': 1}]
+    capacity = checks(facts)[report.CAPACITY]
+    assert capacity == (OK, 'vGPUs: nvidia-1130 (H100XM-1-10C) 3 free of 4, '
+                            'nvidia-1133 (H100XM-3-40C) 1 free of 1')

@@ -1,6 +1,8 @@
 """NRPE checks end to end (scenarios/monitoring/*.yaml): the charm's
 hooks write the checks and the facts, and Nagios' own program runs as
 the nagios user, without root, through the simulator's exec step."""
+import json
+
 from simulation import scenario
 
 PLUGIN = '/usr/local/lib/nagios/plugins/check_nvidia_vgpu'
@@ -27,7 +29,7 @@ def test_a_healthy_v100_host_answers_ok_to_each_of_six_checks():
     assert [line.split(':')[0] for _, _, line in found] == ['OK'] * 6
     assert found[4][2].startswith('OK: Unit is ready: 2 NVIDIA GPUs')
     assert found[-1][2] == (
-        "OK: vGPUs: nvidia-105 (GRID V100-1Q) 30 free of 32 | "
+        "OK: vGPUs: nvidia-105 (V100-1Q) 30 free of 32 | "
         "'nvidia-105_free'=30;;;0;32 'nvidia-105_in_use'=2;;;0;32")
     assert sorted(path for path in output['files']
                   if path.startswith(NRPE_D)) == [
@@ -173,4 +175,25 @@ def test_a_gpu_host_mapped_as_another_board_warns_until_mapped():
     assert drift[1] == 0
     assert output['status']['workload'] == 'active'
     assert fixed[1] == 0 and fixed[2].startswith(
-        'OK: vGPUs: nvidia-105 (GRID V100-1Q) 16 free of 16')
+        'OK: vGPUs: nvidia-105 (V100-1Q) 16 free of 16')
+
+
+def test_two_mig_sizes_on_one_gpu_are_counted_each_with_its_profile():
+    """Issue 37, item 2: where two MIG sizes share an H100, the capacity
+    check counts each type on its own VFs, named by its profile, and a
+    guest on the 3g.40gb vGPU leaves that type none free."""
+    output = scenario('monitoring/h100-two-sizes-capacity.yaml')
+    before, after = answers(output)
+    assert before[1] == after[1] == 0
+    assert before[2] == (
+        "OK: vGPUs: nvidia-1130 (H100XM-1-10C) 4 free of 4, nvidia-1133 "
+        "(H100XM-3-40C) 1 free of 1 | 'nvidia-1130_free'=4;;;0;4 "
+        "'nvidia-1130_in_use'=0;;;0;4 'nvidia-1133_free'=1;;;0;1 "
+        "'nvidia-1133_in_use'=0;;;0;1")
+    assert after[2].startswith(
+        'OK: vGPUs: nvidia-1130 (H100XM-1-10C) 4 free of 4, nvidia-1133 '
+        '(H100XM-3-40C) 0 free of 1 |')
+    rows = json.loads(output['files'][FACTS])['vgpus']
+    assert [(row['type'], row['profile'], row['in_use'], row['free'])
+            for row in rows] == [('nvidia-1130', 'H100XM-1-10C', 0, 4),
+                                 ('nvidia-1133', 'H100XM-3-40C', 1, 0)]

@@ -412,6 +412,34 @@ def _free(facts: HostFacts, gpu: model.GpuState,
     return sum(counts)
 
 
+def type_counts(facts: HostFacts, gpu: model.GpuState,
+                vgpu_type: str) -> Dict[str, Optional[int]]:
+    """One type Nova was given on one GPU: its vGPUs created, those
+    guests use, and how many more Nova can hand out (free: instances
+    the driver can create plus created ones no guest uses; on the
+    vendor-specific VFIO driver, typed VFs no guest uses). Counted per
+    type, so that several types on one GPU (MIG sizes, each on VFs of
+    its own) each have their numbers; free is None where the driver's
+    counts were not read."""
+    devices = set((facts.published or {}).get(vgpu_type, ())) & set(
+        (gpu.address,) + tuple(gpu.vfs))
+    if gpu.vendor_vfio:
+        number = names.type_number(vgpu_type)
+        created = [vf for vf in sorted(devices)
+                   if number and gpu.vf_types.get(vf) == number]
+        in_use = [vf for vf in created if vf in facts.pci_users]
+        return {'created': len(created), 'in_use': len(in_use),
+                'free': len(created) - len(in_use)}
+    created = [uuid for uuid, parent, typ in facts.mdevs
+               if parent in devices and typ == vgpu_type]
+    in_use = [uuid for uuid in created if uuid in facts.mdev_users]
+    counts = [gpu.types.get(device, {}).get(vgpu_type)
+              for device in sorted(devices) if device in gpu.types]
+    free = None if not counts or None in counts else \
+        sum(counts) + len(created) - len(in_use)   # type: ignore
+    return {'created': len(created), 'in_use': len(in_use), 'free': free}
+
+
 def migration_readiness(versions: model.Versions,
                         vendor_vfio: bool = False) -> Dict[str, object]:
     """Each component against Nova's minimum for migrating vGPU guests

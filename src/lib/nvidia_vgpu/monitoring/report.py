@@ -14,6 +14,7 @@ Pure: HostFacts and the verdict's findings in, a JSON-ready dict out.
 from typing import (Dict, List, Mapping, NamedTuple, Optional, Sequence,
                     Tuple)
 
+from nvidia_vgpu import names
 from nvidia_vgpu.health import verdict
 from nvidia_vgpu.monitoring import severity
 
@@ -276,28 +277,26 @@ def _one_line(text: str) -> str:
 
 
 def vgpu_rows(facts: verdict.HostFacts) -> List[Dict[str, object]]:
-    """One row per GPU and vGPU type Nova was given: capacity, in use
-    and free (None where the driver's counts were not read).
+    """One row per GPU and vGPU type Nova was given, several types on
+    one GPU included (MIG sizes): capacity, in use and free (None where
+    the driver's counts were not read); the profile is the type's name
+    without the driver's "NVIDIA " or "GRID " (H100XM-1-10C).
 
     Free counts what Nova can still hand out: instances the driver can
     create plus vGPUs created but unused (Nova reuses them); on the
     vendor-specific VFIO driver, typed VFs no guest uses."""
     rows: List[Dict[str, object]] = []
     for gpu, row in zip(facts.gpus, verdict.gpu_rows(facts)):
-        types: List[str] = row['nova_types']  # type: ignore
-        in_use: int = row['in_use']  # type: ignore
-        free: Optional[int] = row['free']  # type: ignore
-        if free is not None and row['mode'] != 'vendor-vfio':
-            free += row['created'] - in_use  # type: ignore
-        one = len(types) == 1   # several: the GPU's counts are shared
-        for vgpu_type in types:
+        for vgpu_type in row['nova_types']:  # type: ignore
+            counts = verdict.type_counts(facts, gpu, vgpu_type)
+            name = gpu.names.get(vgpu_type)
+            free = counts['free']
             rows.append({
                 'gpu': gpu.address, 'model': gpu.model, 'type': vgpu_type,
-                'profile': gpu.names.get(vgpu_type),
-                'in_use': in_use if one else None,
-                'free': free if one else None,
-                'capacity': in_use + free
-                if one and free is not None else None})
+                'profile': names.profile_of(name) or name if name else None,
+                'in_use': counts['in_use'], 'free': free,
+                'capacity': None if free is None
+                else counts['in_use'] + free})  # type: ignore
     return rows
 
 
