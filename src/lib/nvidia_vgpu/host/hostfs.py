@@ -11,6 +11,9 @@ import os
 from typing import Any, Dict, Optional, Tuple
 
 HOST_ROOT_VARIABLE = 'NVIDIA_VGPU_HOST_ROOT'
+# How deep a JSON file on the host may nest: the charm's records nest 3
+# deep, its monitoring document 4, mdevctl's definitions 3.
+MAX_JSON_DEPTH = 32
 
 
 def host_path(path: str) -> str:
@@ -43,7 +46,7 @@ def read_json_object(path: str) -> Tuple[Dict[str, Any], Optional[str]]:
     or a boot program goes on without it, and says so."""
     try:
         with open(host_path(path), 'rb') as stream:
-            data = json.loads(stream.read().decode('utf-8'))
+            data = parse_json(stream.read().decode('utf-8'))
     except FileNotFoundError:
         return {}, None
     except (OSError, ValueError, RecursionError) as error:
@@ -52,6 +55,34 @@ def read_json_object(path: str) -> Tuple[Dict[str, Any], Optional[str]]:
         return {}, '{} ignored: a JSON {} where an object belongs'.format(
             path, type(data).__name__)
     return data, None
+
+
+def parse_json(text: str) -> Any:
+    """json.loads, refusing (ValueError) a text that nests deeper than
+    MAX_JSON_DEPTH before the decoder sees it. A RecursionError is not
+    enough: after one, the C decoder of Python 3.6 and 3.8 (bionic,
+    focal) can abort the whole process ("Cannot recover from stack
+    overflow") at the next deep value, so a hook or a boot unit would
+    die instead of going on."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == '\\':
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in '[{':
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError('nested deeper than {} levels'.format(
+                    MAX_JSON_DEPTH))
+        elif char in ']}':
+            depth -= 1
+    return json.loads(text)
 
 
 def _one_line(error: Exception) -> str:

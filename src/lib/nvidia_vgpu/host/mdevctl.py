@@ -8,13 +8,12 @@ made through sysfs (by Nova before Dalmatian, or by the charm's restore
 unit) has no such file and is gone at every reboot; Nova 30 and later
 start only defined mdevs (../shared/reference/lifecycle-facts.md, 1).
 """
-import json
 import os
 import subprocess
 from typing import FrozenSet, Optional
 
 from nvidia_vgpu import model
-from nvidia_vgpu.host.hostfs import host_path
+from nvidia_vgpu.host.hostfs import host_path, parse_json
 
 DEFINITIONS = '/etc/mdevctl.d'
 # mdevctl can wait on udev; a hook must still end.
@@ -43,7 +42,7 @@ def persistent_mdevs() -> FrozenSet[str]:
 def _starts_at_boot(path: str) -> bool:
     try:
         with open(path) as stream:
-            definition = json.load(stream)
+            definition = parse_json(stream.read())
     except (OSError, ValueError, RecursionError):
         return False
     return isinstance(definition, dict) and definition.get('start') == 'auto'

@@ -22,7 +22,6 @@ label value is a new time series in Prometheus. They are counted.
 """
 import argparse
 import http.server
-import json
 import os
 import socket
 import socketserver
@@ -36,7 +35,7 @@ from prometheus_client.core import (GaugeMetricFamily, InfoMetricFamily,
                                     Metric)
 from prometheus_client.exposition import MetricsHandler
 
-from nvidia_vgpu.host.hostfs import host_path
+from nvidia_vgpu.host.hostfs import host_path, parse_json
 from nvidia_vgpu.monitoring import facts_file
 
 # Where the hooks write the facts (facts_file.py), in report.py's format.
@@ -106,7 +105,7 @@ def read_facts(path: str) -> Tuple[Optional[Document], Optional[float]]:
     try:
         with open(path) as stream:
             mtime = os.fstat(stream.fileno()).st_mtime
-            document = json.load(stream)
+            document = parse_json(stream.read())
     except (OSError, ValueError, RecursionError):
         return None, None
     if not isinstance(document, dict) or \

@@ -20,6 +20,8 @@ from typing import List, Optional, Tuple
 
 STATES = ('OK', 'WARNING', 'CRITICAL', 'UNKNOWN')
 UNKNOWN = 3
+# How deep the facts may nest (the charm's document: 4).
+MAX_DEPTH = 32
 # Where a test or the hook simulator lays out the host.
 HOST_ROOT_VARIABLE = 'NVIDIA_VGPU_HOST_ROOT'
 
@@ -34,6 +36,29 @@ def _one_line(text: str) -> str:
     return ' '.join(text.replace('|', '/').split())
 
 
+def _parse(text: str) -> object:
+    """The facts, refusing (ValueError) nesting deeper than the charm's
+    document can be before json sees it: after a RecursionError the C
+    decoder of Python 3.6 and 3.8 can abort the check ("Cannot recover
+    from stack overflow"). (This program runs alone, without the
+    charm's modules: nvidia_vgpu.host.hostfs.parse_json does the same.)"""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (
+                char == '\\', char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in '[{':
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError('nested deeper than {} levels'.format(
+                    MAX_DEPTH))
+        elif char in ']}':
+            depth -= 1
+    return json.loads(text)
+
+
 def answer(check: str, facts_path: str, max_age: float,
            now: Optional[float] = None) -> Tuple[int, str]:
     """The check's state and its output line."""
@@ -42,7 +67,7 @@ def answer(check: str, facts_path: str, max_age: float,
         with open(path) as stream:
             age = (time.time() if now is None else now) - os.fstat(
                 stream.fileno()).st_mtime
-            facts = json.load(stream)
+            facts = _parse(stream.read())
     except FileNotFoundError:
         return UNKNOWN, ('No vGPU facts at {}: the charm writes them at its '
                          'next hook (see juju status for the unit)'.format(

@@ -5,7 +5,6 @@ Only what changed is set, so an unchanged hook restarts nothing; a
 change that waits for guests, or VFs not back after a boot, publishes
 nothing (the plan's `publish`).
 """
-import json
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 import charmhelpers.core.hookenv as hookenv
@@ -13,6 +12,7 @@ import charms.reactive as reactive
 
 from nvidia_vgpu import state
 from nvidia_vgpu.hook_plan import decide
+from nvidia_vgpu.host.hostfs import parse_json
 
 CONNECTED = 'nova-vgpu.connected'
 
@@ -44,7 +44,7 @@ def _decoded(raw: Mapping[str, str]) -> Dict[str, Any]:
     found = {}
     for key, text in raw.items():
         try:
-            found[key] = json.loads(text)
+            found[key] = parse_json(text)
         except (TypeError, ValueError, RecursionError):
             found[key] = text
     return found
