@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nvidia_vgpu import names
-from nvidia_vgpu.host import boot_records, libvirt, mig
+from nvidia_vgpu.host import boot_records, hostfs, libvirt, mig
 from nvidia_vgpu.host.hostfs import HOST_ROOT_VARIABLE
 from nvidia_vgpu.monitoring import (
     exporter, facts_file, nagios_check, nagios_names, nrpe)
@@ -55,7 +55,10 @@ def json_texts(draw) -> bytes:
     kind = draw(st.sampled_from(['deep', 'value', 'duplicates', 'scalar',
                                  'bytes', 'cut', 'large']))
     if kind == 'deep':
-        depth = draw(st.integers(1, 200000))
+        # around the readers' limit (hostfs.MAX_JSON_DEPTH), and far past
+        # what Python's decoder recurses through
+        depth = draw(st.one_of(st.sampled_from([31, 32, 33]),
+                               st.integers(1, 200000)))
         opener = draw(st.sampled_from(['[', '{"k":']))
         closer = ']' if opener == '[' else '}'
         return (opener * depth + '0' + closer * depth).encode()
@@ -254,3 +257,19 @@ def test_nagios_reads_exactly_one_service_whatever_the_names(
     assert service.count('\n') == nrpe.service_text(
         check, 'h', 'g').count('\n')
     assert command.count('\n') == nrpe.command_text(check, 'g').count('\n')
+
+
+@FUZZ
+@given(data=json_texts())
+def test_the_nrpe_checks_own_json_guard_agrees_with_the_charms(data):
+    """The NRPE check runs alone on the host, so it carries its own copy
+    of hostfs.parse_json's depth guard: both refuse and read alike."""
+    text = data.decode('utf-8', 'replace')
+    answers = []
+    for parse in (hostfs.parse_json, nagios_check._parse):
+        try:
+            # as text: NaN is not equal to itself
+            answers.append(('read', json.dumps(parse(text), sort_keys=True)))
+        except ValueError as error:
+            answers.append(('refused', 'nested deeper' in str(error)))
+    assert answers[0] == answers[1]
