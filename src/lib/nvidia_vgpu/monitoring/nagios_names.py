@@ -15,6 +15,8 @@ the log, and the name the charm makes itself is used instead.
 import re
 from typing import Any, List, Mapping, Optional
 
+from nvidia_vgpu import option_text
+
 CONTEXT = 'nagios_context'
 SERVICEGROUPS = 'nagios_servicegroups'
 DEFAULT_CONTEXT = 'juju'
@@ -30,14 +32,16 @@ def option_problem(config: Mapping[str, Any]) -> Optional[str]:
         return ('Invalid nagios_context: {} is not a name of letters, '
                 'digits, ".", "_" and "-", which Nagios reads from the files '
                 'the charm writes for it: nothing is written for Nagios until '
-                'it is; set e.g. nagios_context=juju'.format(shown(context)))
+                'it is; set e.g. nagios_context=juju'.format(
+                    option_text.shown(str(context))))
     groups = config.get(SERVICEGROUPS)
     if groups and _groups(groups) is None:
         return ('Invalid nagios_servicegroups: {} is not a comma-separated '
                 'list of names of letters, digits, ".", "_" and "-", which '
                 'Nagios reads from the files the charm writes for it: '
                 'nothing is written for Nagios until it is; set e.g. '
-                'nagios_servicegroups=juju,gpu'.format(shown(groups)))
+                'nagios_servicegroups=juju,gpu'.format(
+                    option_text.shown(str(groups))))
     return None
 
 
@@ -57,13 +61,6 @@ def received(value: Any) -> Optional[str]:
     """A name the nrpe unit sent, where it is one; None where it is
     missing or not a name (the caller logs what it ignored)."""
     return value if _is_name(value) else None
-
-
-def shown(value: Any) -> str:
-    """A value as a log line may quote it: printable ASCII, cut short."""
-    text = repr(value)
-    return ''.join(char if ' ' <= char <= '~' else '?'
-                   for char in text[:80]) + ('...' if len(text) > 80 else '')
 
 
 def _is_name(value: Any) -> bool:

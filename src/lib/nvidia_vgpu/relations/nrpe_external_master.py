@@ -11,6 +11,7 @@ import charmhelpers.core.hookenv as hookenv
 import charms.reactive as reactive
 
 from nvidia_vgpu.host import systemd
+from nvidia_vgpu import option_text
 from nvidia_vgpu.monitoring import nagios_names, nrpe
 
 AVAILABLE = 'nrpe-external-master.available'
@@ -55,7 +56,7 @@ def _trusted(key: str, value: Optional[str], instead: str) -> Optional[str]:
     name = nagios_names.received(value)
     if value and name is None:
         hookenv.log('Ignored the nrpe unit\'s {} {}: not a name Nagios can '
-                    'read; {}'.format(key, nagios_names.shown(value),
+                    'read; {}'.format(key, option_text.shown(value),
                                       instead), hookenv.WARNING)
     return name
 
