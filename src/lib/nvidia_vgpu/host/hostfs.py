@@ -41,15 +41,15 @@ def write_if_changed(path: str, text: str) -> bool:
 def read_json_object(path: str) -> Tuple[Dict[str, Any], Optional[str]]:
     """A JSON object the charm or a tool keeps on the host, and why it
     was ignored where it was: ({}, None) where there is no file; ({},
-    why) where it cannot be read, is not JSON, nests past what Python's
-    parser recurses through, or is not an object. Never raises: a hook
+    why) where it cannot be read, is not JSON, nests deeper than
+    MAX_JSON_DEPTH, or is not an object. Never raises: a hook
     or a boot program goes on without it, and says so."""
     try:
         with open(host_path(path), 'rb') as stream:
             data = parse_json(stream.read().decode('utf-8'))
     except FileNotFoundError:
         return {}, None
-    except (OSError, ValueError, RecursionError) as error:
+    except (OSError, ValueError) as error:
         return {}, '{} ignored: {}'.format(path, _one_line(error))
     if not isinstance(data, dict):
         return {}, '{} ignored: a JSON {} where an object belongs'.format(

@@ -43,7 +43,7 @@ def _starts_at_boot(path: str) -> bool:
     try:
         with open(path) as stream:
             definition = parse_json(stream.read())
-    except (OSError, ValueError, RecursionError):
+    except (OSError, ValueError):
         return False
     return isinstance(definition, dict) and definition.get('start') == 'auto'
 

@@ -106,7 +106,7 @@ def read_facts(path: str) -> Tuple[Optional[Document], Optional[float]]:
         with open(path) as stream:
             mtime = os.fstat(stream.fileno()).st_mtime
             document = parse_json(stream.read())
-    except (OSError, ValueError, RecursionError):
+    except (OSError, ValueError):
         return None, None
     if not isinstance(document, dict) or \
             document.get('version') != FACTS_VERSION:

@@ -45,8 +45,12 @@ def _parse(text: str) -> object:
     depth, in_string, escaped = 0, False, False
     for char in text:
         if in_string:
-            escaped, in_string = (False, True) if escaped else (
-                char == '\\', char != '"')
+            if escaped:
+                escaped = False
+            elif char == '\\':
+                escaped = True
+            elif char == '"':
+                in_string = False
         elif char == '"':
             in_string = True
         elif char in '[{':
@@ -72,7 +76,7 @@ def answer(check: str, facts_path: str, max_age: float,
         return UNKNOWN, ('No vGPU facts at {}: the charm writes them at its '
                          'next hook (see juju status for the unit)'.format(
                              facts_path))
-    except (OSError, ValueError, RecursionError) as error:
+    except (OSError, ValueError) as error:
         return UNKNOWN, 'Cannot read the vGPU facts at {}: {}'.format(
             facts_path, _one_line(str(error) or type(error).__name__))
     checks = _checks(facts)

@@ -45,7 +45,7 @@ def _decoded(raw: Mapping[str, str]) -> Dict[str, Any]:
     for key, text in raw.items():
         try:
             found[key] = parse_json(text)
-        except (TypeError, ValueError, RecursionError):
+        except (TypeError, ValueError):
             found[key] = text
     return found
 
