@@ -93,12 +93,12 @@ def test_mediated_devices_and_the_guests_using_them(host_root):
     with open(os.path.join(host_root, 'etc/libvirt/qemu/broken.xml'),
               'w') as stream:
         stream.write('<domain><name>')
-    assert libvirt.mdev_users() == {uuid: ['instance-0000002a']}
+    assert libvirt.definitions().mdevs == {uuid: ['instance-0000002a']}
 
 
 def test_no_mdevs_and_no_guests_on_a_fresh_host(host_root):
     assert sysfs.mediated_devices() == []
-    assert libvirt.mdev_users() == {}
+    assert libvirt.definitions().mdevs == {}
     assert libvirt.running_domains() == frozenset()
 
 
@@ -108,7 +108,7 @@ def test_running_guests_are_those_libvirt_keeps_live_state_for(host_root):
         {'name': 'instance-0000002a', 'mdevs': [uuid]},
         {'name': 'instance-0000002b', 'mdevs': [uuid], 'state': 'shutoff'}])
     # Both definitions use the vGPU; only one guest runs.
-    assert libvirt.mdev_users() == {
+    assert libvirt.definitions().mdevs == {
         uuid: ['instance-0000002a', 'instance-0000002b']}
     assert libvirt.running_domains() == frozenset({'instance-0000002a'})
 

@@ -91,8 +91,3 @@ def running_domains() -> FrozenSet[str]:
     return frozenset(
         os.path.basename(path)[:-len('.xml')] for path in glob.glob(
             os.path.join(host_path(LIVE_STATE), '*.xml')))
-
-
-def mdev_users() -> Dict[str, List[str]]:
-    """mdev UUID -> names of the domains whose definition uses it."""
-    return definitions().mdevs
