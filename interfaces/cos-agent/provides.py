@@ -1,19 +1,32 @@
-"""Provides side of the cos_agent relation (a reactive charm toward the
-grafana-agent machine subordinate), written from the protocol as read in:
+"""Provides side of the cos_agent relation: a reactive charm toward the
+machine subordinate that takes its metrics, alert rules and dashboards to
+COS, opentelemetry-collector (Juju 3.6 or later, 22.04 and 24.04) or
+grafana-agent (Juju 2.9, focal). Written from the protocol as read in:
 
 - canonical/charm-interface-cos-agent 19658364bec84adb9dde14e22a04baa55e67895f
   (src/provides.py, README.md): the reactive layer, its flags and
   MetricsEndpoint; it sends no alert rules, and dashboards only from a
   fork;
+- canonical/opentelemetry-collector-operator
+  9f17dececeb44c39675a088d0159b6adca8ca485 (branch track/2, which channel
+  2/stable is released from): lib/charms/grafana_agent/v0/cos_agent.py,
+  LIBAPI 0, LIBPATCH 25, and src/charm.py, src/integrations.py: how the
+  collector validates the unit data bag (one failure drops all of it),
+  labels the scrape jobs and forwards the rules and dashboards.
+  unit_tests/test_cos_agent_collector_contract.py states those rules and
+  holds what this layer writes to them; collector_tests/ runs that
+  library itself on it;
 - canonical/grafana-agent-operator de1252e7966c0b2ff1c613dbec341efd303d708b
-  (lib/charms/grafana_agent/v0/cos_agent.py, LIBPATCH 26): the unit data
-  bag key `config`, CosAgentProviderUnitData's fields, and how the
-  requirer reads them (scrape jobs get the Juju topology labels of the
-  unit that sent them; alert rules and dashboards are forwarded as sent);
+  (lib/charms/grafana_agent/v0/cos_agent.py, LIBPATCH 26, whose data
+  model is LIBPATCH 25's): the unit data bag key `config`,
+  CosAgentProviderUnitData's fields, and how the requirer reads them
+  (scrape jobs get the Juju topology labels of the unit that sent them;
+  alert rules and dashboards are forwarded as sent);
 - canonical/cos-lib d8a21d211c04691802f0af5441020dbe051ba387
   (src/cosl/utils.py LZMABase64, grafana_dashboard.py DashboardPath40UID,
-  rules.py, juju_topology.py): the dashboard encoding and uid, and what
-  the provider does to alert rules before sending them.
+  rules.py, juju_topology.py; the collector pins cosl 1.9.1, the same
+  there): the dashboard encoding and uid, and what the provider does to
+  alert rules before sending them.
 
 The published layer needs pydantic and cosl in the charm's wheelhouse;
 this one needs only the standard library and PyYAML, which every series
@@ -80,7 +93,9 @@ class Topology:
     @property
     def identifier(self) -> str:
         """model_<first 8 of the uuid>_application: the rule groups'
-        prefix, which grafana-agent recognises as already applied."""
+        prefix, which cosl (in either agent, and in the collector again
+        before it forwards the rules) recognises as already applied, so
+        it keeps the group's name and our labels."""
         return '{}_{}_{}'.format(self.model, self.model_uuid[:8],
                                  self.application)
 
@@ -104,7 +119,7 @@ class Topology:
 
 
 class MetricsEndpoint:
-    """One HTTP endpoint for grafana-agent to scrape on this machine."""
+    """One HTTP endpoint for the agent to scrape on this machine."""
 
     def __init__(self, port: int, path: str = '/metrics',
                  host: str = 'localhost', job_name: str = 'default') -> None:
@@ -115,8 +130,9 @@ class MetricsEndpoint:
 
     def scrape_config(self, application: str) -> Dict[str, Any]:
         """A Prometheus scrape_config. The job name starts with the
-        application's, as COSAgentProvider's do: one grafana-agent may
-        scrape several charms, and its job names must differ."""
+        application's, as COSAgentProvider's do: one agent may scrape
+        several charms, and its job names must differ (the collector puts
+        every cos-agent job of its machine in one Prometheus receiver)."""
         return {'job_name': '{}_{}'.format(application, self.job_name),
                 'metrics_path': self.path,
                 'static_configs': [{'targets': ['{}:{}'.format(
@@ -193,7 +209,8 @@ def unit_data(scrape_jobs: List[Dict[str, Any]], rules: Dict[str, Any],
 
 
 class CosAgentProvides(Endpoint):
-    """A reactive charm's end of cos_agent, toward grafana-agent."""
+    """A reactive charm's end of cos_agent, toward opentelemetry-collector
+    or grafana-agent."""
 
     MetricsEndpoint = MetricsEndpoint
 
@@ -203,7 +220,7 @@ class CosAgentProvides(Endpoint):
 
     @when('endpoint.{endpoint_name}.changed')
     def changed(self) -> None:
-        """grafana-agent's unit is there with its data (at least the
+        """The agent's unit is there with its data (at least the
         addresses Juju gives every unit): publish."""
         set_flag(self.expand_name('{endpoint_name}.available'))
 
