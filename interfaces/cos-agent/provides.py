@@ -18,7 +18,9 @@ grafana-agent (Juju 2.9, focal). Written from the protocol as read in:
   library itself on it;
 - canonical/grafana-agent-operator de1252e7966c0b2ff1c613dbec341efd303d708b
   (lib/charms/grafana_agent/v0/cos_agent.py, LIBPATCH 26, whose data
-  model is LIBPATCH 25's): the unit data bag key `config`,
+  model is LIBPATCH 25's, and LIBPATCH 21's of branch track/1, channel
+  1/stable, 867f1f7fe093f9833209ee47b48c63a7f46a4d2c, the one Juju 2.9
+  deploys): the unit data bag key `config`,
   CosAgentProviderUnitData's fields, and how the requirer reads them
   (scrape jobs get the Juju topology labels of the unit that sent them;
   alert rules and dashboards are forwarded as sent);

@@ -1,7 +1,9 @@
 """The cos-agent relation: this host's vGPU metrics, alert rules and
-dashboard for COS, through the grafana-agent subordinate on the machine.
+dashboard for COS, through the agent subordinate on the machine:
+opentelemetry-collector (Juju 3.6 or later, 22.04 and 24.04), or
+grafana-agent (Juju 2.9, focal). Both read the relation alike.
 
-While grafana-agent is related, the charm runs the exporter
+While an agent is related, the charm runs the exporter
 (exporter.py) as a systemd service on the metrics-port option and
 publishes its scrape job with the charm's alert rules
 (files/prometheus_alert_rules) and Grafana dashboard
@@ -17,8 +19,8 @@ from nvidia_vgpu.host import systemd, templates
 from nvidia_vgpu.monitoring import metrics_port
 
 UNIT = 'nvidia-vgpu-exporter.service'
-# Where the exporter listens and grafana-agent, on the same machine,
-# scrapes it; nothing else needs the host's facts.
+# Where the exporter listens and the agent, on the same machine, scrapes
+# it; nothing else needs the host's facts.
 ADDRESS = '127.0.0.1'
 JOB_NAME = 'nvidia-vgpu'
 METRICS_PATH = '/metrics'
@@ -80,7 +82,7 @@ def remove_exporter() -> bool:
 
 def configure(endpoint: Any, port: Any, charm_dir: str,
               python: str) -> Optional[str]:
-    """Serve the metrics on this port and tell grafana-agent where, with
+    """Serve the metrics on this port and tell the agent where, with
     the alert rules and dashboard (the endpoint only writes what
     changed). What went wrong, or None."""
     problem = metrics_port.problem(port)

@@ -1,6 +1,7 @@
-"""cos-agent: grafana-agent (Juju 2.9, focal) or the OpenTelemetry
-Collector scrapes the charm's metrics exporter and takes its alert rules
-and dashboard (monitoring/cos_agent.py serves them)."""
+"""cos-agent: opentelemetry-collector (Juju 3.6 or later, 22.04 and
+24.04) or grafana-agent (Juju 2.9, focal) scrapes the charm's metrics
+exporter and takes its alert rules and dashboard (monitoring/cos_agent.py
+serves them)."""
 import sys
 from typing import Any, Mapping, Optional
 
