@@ -13,6 +13,14 @@ The rules (sim/README.md, "MIG", names their sources):
   of profile "<n>g.<m>gb[+variant]" takes n of them, the first run of
   n contiguous free slices (first fit), and no profile has more GIs
   than its `max`;
+- where the scenario gives its profiles `placements` and `size` (what
+  `nvidia-smi mig -lgipp` lists: NVML's possible placements), a GI
+  occupies memory slices [start, start + size) at one of its profile's
+  placements instead, and is refused where it would overlap one that
+  exists; asked for at a start (`-cgi PROFILE:START`) it is made there
+  or refused, asked for without one it takes the lowest free start that
+  fits (NVIDIA does not document its driver's choice: this is one a
+  driver may make);
 - a mode change waits (pending) while the GPU is in use (in_use); on a
   GPU whose mode survives a reboot (Ampere: A100, A30) it also waits
   for a GPU reset or a reboot; a reset or a reboot applies what is
@@ -91,6 +99,19 @@ def find_profile(function: Dict[str, Any],
     return None
 
 
+def placed(function: Dict[str, Any]) -> bool:
+    """Whether the scenario gives this GPU's placements (-lgipp)."""
+    return any('placements' in profile for profile in profiles(function))
+
+
+def memory_slices(function: Dict[str, Any]) -> int:
+    """The GPU's memory slices, where placements are given: as the
+    scenario says, else as far as its placements reach."""
+    return function['mig'].get('memory_slices', max(
+        [start + profile['size'] for profile in profiles(function)
+         for start in profile.get('placements', [])] or [0]))
+
+
 # ---------------------------------------------------------------- slices
 
 def _taken(gpu: Dict[str, Any]) -> set:
@@ -105,18 +126,49 @@ def _first_fit(free: set, size: int, total: int) -> Optional[int]:
     return None
 
 
+def _starts(function: Dict[str, Any], profile: Dict[str, Any]) -> List[int]:
+    """Where a GI of this profile may start: its placements where they
+    are given, else wherever its compute slices fit."""
+    if placed(function):
+        return sorted(profile.get('placements', []))
+    return list(range(gpu_slices(function) -
+                      slice_count(profile['name']) + 1))
+
+
+def _size(function: Dict[str, Any], profile: Dict[str, Any]) -> int:
+    """The slices a GI of this profile occupies: memory slices where
+    placements are given, else compute slices."""
+    return (profile['size'] if placed(function)
+            else slice_count(profile['name']))
+
+
+def _lowest_free(function: Dict[str, Any], free: set,
+                 profile: Dict[str, Any]) -> Optional[int]:
+    size = _size(function, profile)
+    for start in _starts(function, profile):
+        if all(slot in free for slot in range(start, start + size)):
+            return start
+    return None
+
+
+def _free_slots(function: Dict[str, Any], gpu: Dict[str, Any]) -> set:
+    total = memory_slices(function) if placed(function) else \
+        gpu_slices(function)
+    return set(range(total)) - _taken(gpu)
+
+
 def free_instances(function: Dict[str, Any], gpu: Dict[str, Any],
                    profile: Dict[str, Any]) -> int:
     """How many more GIs of this profile fit now (nvidia-smi mig -lgip's
-    Free): no more than its max, in the contiguous free slices left."""
-    total = gpu_slices(function)
-    size = slice_count(profile['name'])
+    Free): no more than its max, at the free starts left (contiguous
+    free compute slices, or its placements' free memory slices)."""
+    size = _size(function, profile)
     room = profile['max'] - sum(1 for gi in gpu['gpu_instances']
                                 if gi['profile_id'] == profile['id'])
-    free = set(range(total)) - _taken(gpu)
+    free = _free_slots(function, gpu)
     count = 0
     while count < room:
-        start = _first_fit(free, size, total)
+        start = _lowest_free(function, free, profile)
         if start is None:
             break
         free -= set(range(start, start + size))
@@ -125,26 +177,33 @@ def free_instances(function: Dict[str, Any], gpu: Dict[str, Any],
 
 
 def create(function: Dict[str, Any], gpu: Dict[str, Any],
-           wanted: Sequence[Dict[str, Any]], compute_instance: bool
+           wanted: Sequence[Tuple[Dict[str, Any], Optional[int]]],
+           compute_instance: bool
            ) -> Tuple[List[Dict[str, Any]], Optional[int]]:
-    """GIs of these profiles, in order, until one does not fit, as
-    NVIDIA's MIG User Guide shows -cgi doing: (the GIs made, also added
-    to gpu; None when all were, else the index in wanted of the first
-    that does not fit; those before it stay)."""
+    """GIs of these (profile, start or None) in order, until one does
+    not fit, as NVIDIA's MIG User Guide shows -cgi doing: (the GIs
+    made, also added to gpu; None when all were, else the index in
+    wanted of the first that does not fit; those before it stay). One
+    asked for at a start fits only at that start, one of its profile's
+    placements, over free memory slices."""
     trial = {'gpu_instances': list(gpu['gpu_instances'])}
-    total = gpu_slices(function)
     made = []
-    for index, profile in enumerate(wanted):
-        if not free_instances(function, trial, profile):
+    for index, (profile, start) in enumerate(wanted):
+        size = _size(function, profile)
+        free = _free_slots(function, trial)
+        if start is None:
+            start = _lowest_free(function, free, profile)
+        elif start not in _starts(function, profile) or not all(
+                slot in free for slot in range(start, start + size)):
+            start = None
+        if start is None or not free_instances(function, trial, profile):
             gpu['gpu_instances'] = trial['gpu_instances']
             return made, index
-        size = slice_count(profile['name'])
         used = {gi['id'] for gi in trial['gpu_instances']}
         gi = {'id': min(set(range(1, len(used) + 2)) - used),
               'profile_id': profile['id'], 'profile': profile['name'],
-              'start': _first_fit(set(range(total)) - _taken(trial), size,
-                                  total),
-              'size': size, 'compute_instance': compute_instance}
+              'start': start, 'size': size,
+              'compute_instance': compute_instance}
         trial['gpu_instances'].append(gi)
         made.append(gi)
     gpu['gpu_instances'] = trial['gpu_instances']
@@ -288,8 +347,17 @@ def mig_enabled(host: Dict[str, Any], function: Dict[str, Any]) -> bool:
 
 def summary(host: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     """The output's host.mig: each MIG-capable GPU's mode and its GIs'
-    profiles, sorted."""
-    return {address: {'mode': gpu['mode'],
-                      'gpu_instances': sorted(gi['profile'] for gi in
-                                              gpu['gpu_instances'])}
-            for address, gpu in sorted(host.get('mig', {}).items())}
+    profiles, sorted; where placements are given, also each GI's
+    profile and start, by start."""
+    modelled = {function['address'] for function in capable(host['pci'])
+                if placed(function)}
+    found = {}
+    for address, gpu in sorted(host.get('mig', {}).items()):
+        found[address] = {'mode': gpu['mode'], 'gpu_instances': sorted(
+            gi['profile'] for gi in gpu['gpu_instances'])}
+        if address in modelled:
+            found[address]['gpu_instance_placements'] = [
+                {'profile': gi['profile'], 'start': gi['start']}
+                for gi in sorted(gpu['gpu_instances'],
+                                 key=lambda gi: gi['start'])]
+    return found

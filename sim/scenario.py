@@ -47,8 +47,12 @@ _PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
 _SRIOV = {'total_vfs': int, 'vf_mdev_types': dict, 'vf_vgpu_types': dict}
 # A MIG-capable GPU (contract), and its compute slices (an addition).
 _MIG = {'mode': str, 'mode_survives_reboot': bool,
-        'gpu_instance_profiles': list, 'vgpu_types': dict, 'slices': int}
-_GI_PROFILE = {'id': int, 'name': str, 'max': int}
+        'gpu_instance_profiles': list, 'vgpu_types': dict, 'slices': int,
+        'memory_slices': int}
+_GI_PROFILE = {'id': int, 'name': str, 'max': int, 'placements': list,
+               'size': int}
+# The most memory slices a MIG GPU has (A100, H100, H200, B200: 8).
+_MEMORY_SLICES = 8
 _MDEV_TYPE = {'name': str, 'description': str,
               'available_instances': int, 'device_api': str}
 _MDEV = {'uuid': str, 'parent': str, 'type': str, 'defined': bool}
@@ -146,6 +150,7 @@ def _check_mig(where: str, function: Dict[str, Any]) -> None:
             where, simmig.DEFAULT_SLICES))
     names = _check_gi_profiles(where + '.gpu_instance_profiles',
                                spec.get('gpu_instance_profiles', []), slices)
+    _check_gi_placements(where, spec)
     types = spec.get('vgpu_types', {})
     if types and 'sriov' not in function:
         raise ScenarioError(where + '.vgpu_types: MIG-backed vGPUs live on '
@@ -198,6 +203,48 @@ def _check_gi_profiles(where: str, listed: List[Any],
         ids.add(profile['id'])
         names.append(name)
     return names
+
+
+def _check_gi_placements(where: str, spec: Dict[str, Any]) -> None:
+    """What nvidia-smi mig -lgipp lists, where the scenario gives it:
+    every profile has its placements (start memory slices, once each)
+    and size, each within the GPU's memory slices, and as many of its
+    instances as its max fit at them side by side."""
+    listed = spec.get('gpu_instance_profiles', [])
+    given = [profile for profile in listed
+             if 'placements' in profile or 'size' in profile]
+    if not given:
+        if 'memory_slices' in spec:
+            raise ScenarioError(where + '.memory_slices: only with the '
+                                'profiles\' placements and size')
+        return
+    total = spec.get('memory_slices', _MEMORY_SLICES)
+    if not 1 <= total <= _MEMORY_SLICES:
+        raise ScenarioError('{}.memory_slices: expected 1 to {}'.format(
+            where, _MEMORY_SLICES))
+    for index, profile in enumerate(listed):
+        at = '{}.gpu_instance_profiles[{}]'.format(where, index)
+        starts, size = profile.get('placements'), profile.get('size')
+        if starts is None or size is None:
+            raise ScenarioError(at + ': give placements and size to every '
+                                'profile, or to none')
+        if not starts or len(set(starts)) != len(starts) or not all(
+                isinstance(start, int) and not isinstance(start, bool) and
+                start >= 0 for start in starts):
+            raise ScenarioError(at + '.placements: expected start memory '
+                                'slices, 0 or more, once each')
+        if size < 1 or max(starts) + size > total:
+            raise ScenarioError('{}: an instance at {} takes memory slices '
+                                'beyond the GPU\'s {}'.format(
+                                    at, max(starts), total))
+        side_by_side, end = 0, 0
+        for start in sorted(starts):
+            if start >= end:
+                side_by_side, end = side_by_side + 1, start + size
+        if profile['max'] > side_by_side:
+            raise ScenarioError('{}.max: {} GPU instances of {} do not fit '
+                                'at its placements side by side'.format(
+                                    at, profile['max'], profile['name']))
 
 
 def _check_vf_vgpu_types(where: str, types: Dict[Any, Any]) -> None:

@@ -54,7 +54,47 @@ def test_profiles_and_instances_are_read_from_their_tables(
     instances = mig.parse_instances(answer(host, 'nvidia-smi mig -lgi'))
     assert instances == {0: (GpuInstance(1, 19, '1g.10gb', '0:1'),
                              GpuInstance(2, 19, '1g.10gb', '1:1'),
-                             GpuInstance(3, 9, '3g.40gb', '2:3'))}
+                             GpuInstance(3, 9, '3g.40gb', '4:4'))}
+
+
+@host_side
+def test_placements_are_read_as_the_simulated_host_lists_them(
+        simulated):  # noqa: F811
+    host = simulated(gpu(mode='enabled'))
+    placements = mig.parse_placements(answer(host, 'nvidia-smi mig -lgipp'))
+    assert placements[0][19] == ((0, 1, 2, 3, 4, 5, 6), 1)
+    assert placements[0][9] == ((0, 4), 4)
+    assert placements[0][0] == ((0,), 8)
+
+
+# -lgipp in NVIDIA's form (MIG User Guide, "Getting Started with MIG"),
+# with what may come around it.
+LGIPP = ('GPU  0 Profile ID 19 Placements: {0,1,2,3,4,5,6}:1\n'
+         'GPU  0 Profile ID  9 Placements: {0,4}:4\n'
+         'GPU  0 Profile ID  0 Placement : {0}:8\n'
+         'GPU  1 Profile ID 14 Placements: {0,1,2,3}:1\n'
+         '\n'
+         'No MIG-enabled devices found.\n'
+         'GPU  0 Profile ID 15 Placements: {}:2\n'
+         'GPU  0 Profile ID  5 Placement : {0}:0\n'
+         'GPU  0 Profile ID 21 Placement : {9999}:1\n'
+         'GPU  \u0660 Profile ID  3 Placement : {0}:4\n'
+         'simulated nvidia-smi mig -lgipp: the simulator does not emulate\n')
+
+
+def test_placements_in_nvidias_form_are_read_on_every_series():
+    assert mig.parse_placements(LGIPP) == {
+        0: {19: ((0, 1, 2, 3, 4, 5, 6), 1), 9: ((0, 4), 4), 0: ((0,), 8)},
+        1: {14: ((0, 1, 2, 3), 1)}}
+    assert mig.parse_placements('') == {}
+
+
+def test_each_profile_gets_the_placements_listed_for_its_own_id():
+    """By the id this GPU gives the profile: 14 is 1g.6gb on an A30."""
+    profiles = (GiProfile(14, '1g.6gb', 4, 4), GiProfile(5, '2g.12gb', 2, 2))
+    assert mig.with_placements(profiles, {14: ((0, 1, 2, 3), 1)}) == (
+        GiProfile(14, '1g.6gb', 4, 4, (0, 1, 2, 3), 1),
+        GiProfile(5, '2g.12gb', 2, 2))
 
 
 def test_bus_ids_are_written_as_lspci_writes_addresses():

@@ -50,6 +50,54 @@ def test_instances_are_made_where_missing_and_a_gpu_out_of_mode_fails(
                      '1g.10gb,1g.10gb']]
 
 
+# An H100's profiles and their placements, as nvidia-smi lists them.
+PROFILES = ('|   0  MIG 1g.10gb       19     7/7        9.75       No     '
+            '16     1     0   |\n'
+            '|   0  MIG 3g.40gb        9     2/2        39.25      No     '
+            '60     3     0   |\n')
+PLACEMENTS = ('GPU  0 Profile ID 19 Placements: {0,1,2,3,4,5,6}:1\n'
+              'GPU  0 Profile ID  9 Placements: {0,4}:4\n')
+
+
+@pytest.mark.parametrize('existing,made', [
+    # Each at the start computed from the placements, so the layout does
+    # not rest on where the driver would put them.
+    ('', ['9:4,19:0,19:1,19:2,19:3']),
+    ('|   0  MIG 1g.10gb      19        1          0:1     |\n',
+     ['9:4,19:1,19:2,19:3']),
+    # Made already: running again changes nothing.
+    (''.join('|   0  MIG 1g.10gb      19        {}          {}:1     |\n'
+             .format(number, number - 1) for number in range(1, 5)) +
+     '|   0  MIG 3g.40gb       9        5          4:4     |\n', []),
+])
+def test_instances_are_made_at_computed_placements(record, fake_commands,
+                                                   existing, made):
+    record({H100: ['3g.40gb'] + ['1g.10gb'] * 4})
+    fake_commands.set('nvidia-smi', by_last_argument={
+        '--format=csv,noheader': {'stdout': QUERY.splitlines()[0] + '\n'},
+        '-lgip': {'stdout': PROFILES}, '-lgipp': {'stdout': PLACEMENTS},
+        '-lgi': {'stdout': existing}})
+    assert mig_boot.main(['mig_boot', 'instances']) == 0
+    assert [call[-1] for call in fake_commands.calls
+            if '-cgi' in call] == made
+
+
+def test_instances_that_do_not_fit_beside_those_there_are_not_made(
+        record, fake_commands, capsys):
+    """A 3g.40gb at 0 leaves room for three 1g.10gb: the boot makes
+    none, and says so (the next hook remakes them)."""
+    record({H100: ['3g.40gb'] + ['1g.10gb'] * 4})
+    fake_commands.set('nvidia-smi', by_last_argument={
+        '--format=csv,noheader': {'stdout': QUERY.splitlines()[0] + '\n'},
+        '-lgip': {'stdout': PROFILES}, '-lgipp': {'stdout': PLACEMENTS},
+        '-lgi': {'stdout': '|   0  MIG 3g.40gb       9        1          '
+                           '0:4     |\n'}})
+    assert mig_boot.main(['mig_boot', 'instances']) == 1
+    assert [call for call in fake_commands.calls if '-cgi' in call] == []
+    assert ('GPU 0000:41:00.0: the GPU instances missing do not fit beside '
+            'those there; none made') in capsys.readouterr().err
+
+
 @pytest.mark.parametrize('wanted,existing,left', [
     (['3g.40gb', '1g.10gb'], [], ['3g.40gb', '1g.10gb']),
     (['3g.40gb', '1g.10gb'], ['1g.10gb'], ['3g.40gb']),

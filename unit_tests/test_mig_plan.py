@@ -21,6 +21,12 @@ LAYOUT = {'10de:2330': {'1g.10gb': 4, '3g.40gb': 1}}
 WANTED = ('3g.40gb', '1g.10gb', '1g.10gb', '1g.10gb', '1g.10gb')
 
 
+def made(found):
+    """GPU -> the profiles of the GPU instances the plan makes."""
+    return {gpu: tuple(instance.profile for instance in instances)
+            for gpu, instances in found.create.items()}
+
+
 def h100(address=H100, mode='Enabled', pending=None, instances=()):
     return MigGpu(address, 0, mode, pending or mode,
                   PROFILES if mode == 'Enabled' else (),
@@ -56,9 +62,11 @@ def test_a_gpu_whose_mode_waits_for_a_reset_says_so():
 
 def test_gpu_instances_are_made_largest_first_and_only_those_missing():
     found = plan.plan(LAYOUT, GPUS, {H100: h100()}, {})
-    assert found.create == {H100: WANTED} and found.destroy == {}
+    assert made(found) == {H100: WANTED} and found.destroy == {}
+    # A GPU that lists no placements: the driver places them, by name.
+    assert found.create[H100][0] == model.GiPlacement('3g.40gb', 9, None)
     found = plan.plan(LAYOUT, GPUS, {H100: h100(instances=GIS[:2])}, {})
-    assert found.create == {H100: WANTED[2:]} and found.destroy == {}
+    assert made(found) == {H100: WANTED[2:]} and found.destroy == {}
     # Both H100s as the layout wants them: nothing to do.
     assert plan.plan(LAYOUT, GPUS, {
         H100: h100(instances=GIS), H100_B: h100(H100_B, instances=GIS)},
@@ -69,7 +77,7 @@ def test_missing_instances_are_made_even_under_guests():
     """Adding beside the GIs guests use disturbs nobody."""
     found = plan.plan(LAYOUT, GPUS, {H100: h100(instances=GIS[:1])},
                       {H100: ['instance-1']})
-    assert found.create == {H100: WANTED[1:]} and found.held == {}
+    assert made(found) == {H100: WANTED[1:]} and found.held == {}
 
 
 def test_a_layout_change_waits_for_every_guest_defined_on_the_gpu():
@@ -81,7 +89,7 @@ def test_a_layout_change_waits_for_every_guest_defined_on_the_gpu():
     # Once they are gone, every GI is remade, the big ones first.
     found = plan.plan(layout, GPUS, {H100: h100(instances=GIS)}, {})
     assert found.destroy == {H100: (1, 2, 3, 4, 5)}
-    assert found.create == {H100: ('7g.80gb',)}
+    assert made(found) == {H100: ('7g.80gb',)}
 
 
 def test_switching_mode_waits_for_guests_on_the_gpu():

@@ -80,7 +80,7 @@ def test_two_sizes_share_an_h100_each_on_vfs_of_its_own():
     made = [argv for argv in reboot['commands']
             if '-cgi' in argv or 'nvidia-vgpu-restore-mdevs' in argv]
     assert [argv[-1] for argv in made] == [
-        '3g.40gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb', 'nvidia-vgpu-restore-mdevs']
+        '9:4,19:0,19:1,19:2,19:3', 'nvidia-vgpu-restore-mdevs']
     assert [step['relation_sets'] for step in steps[-2:]] == [0, 0]
     assert output['host']['guest_disruptions'] == []
 
@@ -129,7 +129,7 @@ def test_a_layout_change_waits_for_the_guest_and_keeps_its_instances():
             if '-dgi' in argv] == []
     reboot = steps[changed + 1]
     assert ['nvidia-smi', 'mig', '-i', '00000000:41:00.0', '-cgi',
-            '3g.40gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb'] in reboot['commands']
+            '9:4,19:0,19:1,19:2,19:3'] in reboot['commands']
     # Once it is gone: remade as the new layout asks.
     last = steps[-1]
     assert ['nvidia-smi', 'mig', '-i', '00000000:41:00.0', '-dgi', '-gi',
@@ -138,3 +138,46 @@ def test_a_layout_change_waits_for_the_guest_and_keeps_its_instances():
     assert json.loads(output['relations']['nova-vgpu:1'][
         'subordinate_configuration'])['nova']['/etc/nova/nova.conf'][
         'sections'] == {}
+
+
+def test_a_layout_that_fits_only_placed_is_made_whole():
+    """Four 1g.10gb do not fit beside a 3g.40gb at 0: the charm remakes
+    the instances, each at the start it computed, in hooks and at
+    boot."""
+    output = scenario('mig/h100-layout-made-whole.yaml')
+    steps = output['steps']
+    assert [argv[-1] for argv in smi(steps[0]) if '-cgi' in argv] == ['9:0']
+    grown = [step for step in steps if step['step'] == 'config'][0]
+    assert [argv[4:] for argv in smi(grown)
+            if '-cgi' in argv or '-dgi' in argv] == [
+        ['-dgi', '-gi', '1'], ['-cgi', '9:4,19:0,19:1,19:2,19:3']]
+    reboot = [step for step in steps if step['step'] == 'reboot'][0]
+    assert [argv[-1] for argv in smi(reboot) if '-cgi' in argv] == [
+        '9:4,19:0,19:1,19:2,19:3']
+    assert output['host']['mig'][H100]['gpu_instance_placements'] == [
+        {'profile': '1g.10gb', 'start': start} for start in range(4)] + [
+        {'profile': '3g.40gb', 'start': 4}]
+    assert all(state == 'active' for _, state, _ in statuses(output))
+    assert sections(output)['mdev_nvidia-1130'][0] == [
+        'device_addresses', FOUR_VFS]
+
+
+def test_a_layout_that_cannot_be_placed_is_refused_before_anything_goes():
+    """Seven compute slices, nine memory slices: refused, naming what
+    fits; the instances there stay and Nova is told nothing new."""
+    output = scenario('mig/h100-layout-placements-do-not-fit.yaml')
+    steps = output['steps']
+    refused = [index for index, step in enumerate(steps)
+               if step['status']['workload'] == 'blocked']
+    assert [steps[index]['status']['message'] for index in refused] == [
+        "Invalid mig-layout: GPU 0000:41:00.0 cannot hold {'3g.40gb': 2, "
+        "'1g.10gb': 1}: they overlap in its memory slices at every "
+        "placement it lists (nvidia-smi mig -lgipp); of these it holds "
+        "{'3g.40gb': 2} or {'3g.40gb': 1, '1g.10gb': 1}"] * 2
+    assert [argv for index in refused for argv in smi(steps[index])
+            if '-cgi' in argv or '-dgi' in argv] == []
+    assert [steps[index]['relation_sets'] for index in refused] == [0, 0]
+    # What fits is made once asked for.
+    assert output['host']['mig'][H100]['gpu_instance_placements'] == [
+        {'profile': '3g.40gb', 'start': 0}, {'profile': '3g.40gb', 'start': 4}]
+    assert statuses(output)[-1][1] == 'active'

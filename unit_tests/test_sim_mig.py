@@ -8,6 +8,7 @@ keeps its mode across a reboot and a Hopper one does not, and a VF
 offers a MIG-backed vGPU type while a GPU instance of its profile is
 free."""
 import contextlib
+import copy
 import io
 import os
 
@@ -21,14 +22,24 @@ GPU = '0000:41:00.0'
 BUS = '00000000:41:00.0'
 VFS = host.vf_addresses(GPU, 4)
 DRIVER = {'nvidia-vgpu-ubuntu-550': '550.54.16'}
-# GPU instance profiles of an 80 GB A100 or H100, as -lgip lists them.
-PROFILES = [{'id': 19, 'name': '1g.10gb', 'max': 7},
-            {'id': 20, 'name': '1g.10gb+me', 'max': 1},
-            {'id': 15, 'name': '1g.20gb', 'max': 4},
-            {'id': 14, 'name': '2g.20gb', 'max': 3},
-            {'id': 9, 'name': '3g.40gb', 'max': 2},
-            {'id': 5, 'name': '4g.40gb', 'max': 1},
-            {'id': 0, 'name': '7g.80gb', 'max': 1}]
+# GPU instance profiles of an 80 GB A100 or H100, as -lgip lists them,
+# with their placements in its 8 memory slices as -lgipp lists them
+# (../shared/reference/lifecycle-facts.md section 3).
+PROFILES = [
+    {'id': 19, 'name': '1g.10gb', 'max': 7, 'placements': list(range(7)),
+     'size': 1},
+    {'id': 20, 'name': '1g.10gb+me', 'max': 1, 'placements': list(range(7)),
+     'size': 1},
+    {'id': 15, 'name': '1g.20gb', 'max': 4, 'placements': [0, 2, 4, 6],
+     'size': 2},
+    {'id': 14, 'name': '2g.20gb', 'max': 3, 'placements': [0, 2, 4],
+     'size': 2},
+    {'id': 9, 'name': '3g.40gb', 'max': 2, 'placements': [0, 4], 'size': 4},
+    {'id': 5, 'name': '4g.40gb', 'max': 1, 'placements': [0], 'size': 4},
+    {'id': 0, 'name': '7g.80gb', 'max': 1, 'placements': [0], 'size': 8}]
+# The same as a driver without -lgipp lists them: compute slices only.
+COUNTED = [{key: value for key, value in profile.items()
+            if key in ('id', 'name', 'max')} for profile in PROFILES]
 DESCRIPTION = ('num_heads=1, frl_config=60, framebuffer={}M, '
                'max_resolution=4096x2160, max_instance={}')
 MIG_TYPES = {
@@ -45,15 +56,18 @@ UUID_A = '4b20d080-1b54-4048-85b3-a6a62d165c01'
 UUID_B = '9f1c2a7e-3d5b-4e8f-a0c6-1b2d3e4f5a6b'
 
 
-def gpu(address=GPU, device='2330', ampere=False, mode='disabled'):
+def gpu(address=GPU, device='2330', ampere=False, mode='disabled',
+        counted=False):
     """An 80 GB MIG-capable GPU with SR-IOV: H100 (Hopper) by default,
-    A100 (Ampere: its mode survives a reboot) with ampere."""
+    A100 (Ampere: its mode survives a reboot) with ampere; with counted,
+    one whose scenario gives no placements (compute slices only)."""
     return {'address': address, 'vendor': '10de',
             'device': '20b5' if ampere else device, 'class': '030200',
             'driver': 'nvidia',
             'sriov': {'total_vfs': 4, 'vf_mdev_types': TIME_SLICED},
             'mig': {'mode': mode, 'mode_survives_reboot': ampere,
-                    'gpu_instance_profiles': PROFILES,
+                    'gpu_instance_profiles': COUNTED if counted
+                    else PROFILES,
                     'vgpu_types': MIG_TYPES}}
 
 
@@ -211,7 +225,7 @@ def test_gpu_instances_need_mig_mode(simulated):
 
 
 def test_gpu_instances_are_created_listed_and_destroyed(simulated):
-    simulation = simulated(gpu(mode='enabled'))
+    simulation = simulated(gpu(mode='enabled', counted=True))
     code, said = run(simulation, 'nvidia-smi mig -cgi 9,3g.40gb -C')
     assert (code, said.splitlines()) == (0, [
         'Successfully created GPU instance ID  1 on GPU  0 using profile '
@@ -242,7 +256,7 @@ def test_gpu_instances_are_created_listed_and_destroyed(simulated):
 def test_creating_stops_at_the_first_that_does_not_fit_keeping_the_rest(
         simulated):
     """As NVIDIA's MIG User Guide shows -cgi failing part way."""
-    simulation = simulated(gpu(mode='enabled'))
+    simulation = simulated(gpu(mode='enabled', counted=True))
     code, said = run(simulation, 'nvidia-smi mig -cgi 9,19,9,19',
                      stdout_only=True)
     assert (code, said.splitlines()[-2:]) == (255, [
@@ -265,7 +279,7 @@ def test_creating_stops_at_the_first_that_does_not_fit_keeping_the_rest(
 
 
 def test_lgip_counts_follow_the_slices_left(simulated):
-    simulation = simulated(gpu(mode='enabled'))
+    simulation = simulated(gpu(mode='enabled', counted=True))
     assert lgip(simulation) == {
         '1g.10gb': '7/7', '1g.10gb+me': '1/1', '1g.20gb': '4/4',
         '2g.20gb': '3/3', '3g.40gb': '2/2', '4g.40gb': '1/1',
@@ -319,8 +333,10 @@ def test_an_ampere_gpu_keeps_its_mode_across_a_reboot_hopper_does_not():
              'size': 1, 'compute_instance': False})
     mig.reboot(state)
     assert mig.summary(state) == {
-        GPU: {'mode': 'enabled', 'gpu_instances': []},
-        '0000:81:00.0': {'mode': 'disabled', 'gpu_instances': []}}
+        GPU: {'mode': 'enabled', 'gpu_instances': [],
+              'gpu_instance_placements': []},
+        '0000:81:00.0': {'mode': 'disabled', 'gpu_instances': [],
+                         'gpu_instance_placements': []}}
     # A pending mode applies at the reboot where the mode survives one.
     state['mig'][GPU]['pending'] = 'disabled'
     state['mig']['0000:81:00.0']['pending'] = 'enabled'
@@ -346,12 +362,21 @@ def test_the_reboot_step_and_host_mig_output(tmp_path):
     assert 'mig' not in run_yaml(tmp_path, 'steps: []\n')['host']
 
 
-def test_host_mig_lists_the_profiles_sorted(simulated):
+def test_host_mig_lists_the_profiles_sorted_and_where_each_starts(
+        simulated):
     simulation = simulated(gpu(mode='enabled'))
     assert run(simulation, 'nvidia-smi mig -cgi 9,19,19')[0] == 0
     assert simulation.report()['host']['mig'] == {GPU: {
         'mode': 'enabled', 'gpu_instances': ['1g.10gb', '1g.10gb',
-                                             '3g.40gb']}}
+                                             '3g.40gb'],
+        'gpu_instance_placements': [{'profile': '3g.40gb', 'start': 0},
+                                    {'profile': '1g.10gb', 'start': 4},
+                                    {'profile': '1g.10gb', 'start': 5}]}}
+    # Without placements in the scenario, the output has none.
+    simulation = simulated(gpu(mode='enabled', counted=True))
+    assert run(simulation, 'nvidia-smi mig -cgi 9,19,19')[0] == 0
+    assert 'gpu_instance_placements' not in simulation.report()['host'][
+        'mig'][GPU]
 
 
 # ------------------------------------------------------------ VFs offer
@@ -426,3 +451,131 @@ def test_host_state_follows_boot_restart():
              'services': {}, 'reboots': 0}
     boot.restart(state, nouveau_blacklisted=False)
     assert state['mig'][GPU]['mode'] == 'disabled'
+
+
+# ------------------------------------------------------------ placements
+
+def test_lgipp_lists_each_profiles_placements_in_nvidias_form(simulated):
+    code, said = run(simulated(gpu(mode='enabled')),
+                     'nvidia-smi mig -lgipp')
+    assert (code, said.splitlines()) == (0, [
+        'GPU  0 Profile ID 19 Placements: {0,1,2,3,4,5,6}:1',
+        'GPU  0 Profile ID 20 Placements: {0,1,2,3,4,5,6}:1',
+        'GPU  0 Profile ID 15 Placements: {0,2,4,6}:2',
+        'GPU  0 Profile ID 14 Placements: {0,2,4}:2',
+        'GPU  0 Profile ID  9 Placements: {0,4}:4',
+        'GPU  0 Profile ID  5 Placement : {0}:4',
+        'GPU  0 Profile ID  0 Placement : {0}:8'])
+    # A scenario without placements: not emulated, as before.
+    code, said = run(simulated(gpu(mode='enabled', counted=True)),
+                     'nvidia-smi mig -lgipp')
+    assert (code, said) == (0, 'simulated nvidia-smi mig -lgipp: the '
+                            'simulator does not emulate nvidia-smi output\n')
+
+
+def test_a_3g_40gb_at_0_leaves_room_for_three_1g_10gb_not_four(simulated):
+    """Asked for without a placement, an instance takes the lowest free
+    start that fits (one choice a driver may make)."""
+    simulation = simulated(gpu(mode='enabled'))
+    assert run(simulation, 'nvidia-smi mig -cgi 3g.40gb')[0] == 0
+    assert lgip(simulation) == {
+        '1g.10gb': '3/7', '1g.10gb+me': '1/1', '1g.20gb': '2/4',
+        '2g.20gb': '1/3', '3g.40gb': '1/2', '4g.40gb': '0/1',
+        '7g.80gb': '0/1'}
+    code, said = run(simulation, 'nvidia-smi mig -cgi 19,19,19,19',
+                     stdout_only=True)
+    assert (code, said.splitlines()[-2:]) == (255, [
+        'Unable to create a GPU instance on GPU  0 using profile 19: '
+        'Insufficient Resources',
+        'Failed to create GPU instances: Insufficient Resources'])
+    assert [(gi['profile'], gi['start'], gi['size']) for gi in mig_state(
+        simulation)['gpu_instances']] == [('3g.40gb', 0, 4)] + [
+        ('1g.10gb', start, 1) for start in (4, 5, 6)]
+
+
+def test_an_instance_asked_for_at_a_start_is_made_there_or_not_at_all(
+        simulated):
+    simulation = simulated(gpu(mode='enabled'))
+    code, said = run(simulation, 'nvidia-smi mig -cgi 9:4,19:0,19:1,19:2,'
+                     '19:3 -C', stdout_only=True)
+    assert code == 0 and said.splitlines()[:2] == [
+        'Successfully created GPU instance ID  1 on GPU  0 using profile '
+        'MIG 3g.40gb (ID  9)',
+        'Successfully created compute instance ID  0 on GPU  0 GPU instance '
+        'ID  1 using profile MIG 3g.40gb (ID  2)']
+    assert simulation.report()['host']['mig'][GPU][
+        'gpu_instance_placements'] == [
+        {'profile': '1g.10gb', 'start': start} for start in range(4)] + [
+        {'profile': '3g.40gb', 'start': 4}]
+    code, said = run(simulation, 'nvidia-smi mig -lgi')
+    assert '|   0  MIG 3g.40gb       9        1          4:4     |' in \
+        said.splitlines()
+    # Over one that exists, or at a start its profile does not have.
+    assert run(simulation, 'nvidia-smi mig -dgi -gi 2')[0] == 0
+    for token in ('19:4', '19:7', '14:0', '20:0,19:0'):
+        code, said = run(simulation, 'nvidia-smi mig -cgi ' + token,
+                         stdout_only=True)
+        assert (code, said.splitlines()[-1]) == (
+            255, 'Failed to create GPU instances: Insufficient Resources')
+    # One before the instance that does not fit stays.
+    assert [gi['profile'] for gi in mig_state(simulation)[
+        'gpu_instances']][-1] == '1g.10gb+me'
+    assert run(simulation, 'nvidia-smi mig -cgi 19:x')[0] == 2
+
+
+def test_a_start_is_a_bad_argument_where_no_placements_are_modelled(
+        simulated):
+    simulation = simulated(gpu(mode='enabled', counted=True))
+    assert run(simulation, 'nvidia-smi mig -cgi 9:4')[0] == 2
+    assert mig_state(simulation)['gpu_instances'] == []
+
+
+@pytest.mark.parametrize('change,message', [
+    (lambda spec: spec['gpu_instance_profiles'][0].pop('size'),
+     'host.pci[0].mig.gpu_instance_profiles[0]: give placements and size '
+     'to every profile, or to none'),
+    (lambda spec: spec['gpu_instance_profiles'][1].pop('placements'),
+     'host.pci[0].mig.gpu_instance_profiles[1]: give placements and size '
+     'to every profile, or to none'),
+    (lambda spec: spec['gpu_instance_profiles'][4].update(placements=[0, 0]),
+     'host.pci[0].mig.gpu_instance_profiles[4].placements: expected start '
+     'memory slices, 0 or more, once each'),
+    (lambda spec: spec['gpu_instance_profiles'][4].update(placements=[0, 5]),
+     "host.pci[0].mig.gpu_instance_profiles[4]: an instance at 5 takes "
+     "memory slices beyond the GPU's 8"),
+    (lambda spec: spec['gpu_instance_profiles'][4].update(placements=[0, 2]),
+     'host.pci[0].mig.gpu_instance_profiles[4].max: 2 GPU instances of '
+     '3g.40gb do not fit at its placements side by side'),
+    (lambda spec: spec['gpu_instance_profiles'][0].update(size='1'),
+     'host.pci[0].mig.gpu_instance_profiles[0].size: wrong type str'),
+    (lambda spec: spec.update(memory_slices=9),
+     'host.pci[0].mig.memory_slices: expected 1 to 8'),
+    (lambda spec: spec.update(memory_slices=4),
+     "host.pci[0].mig.gpu_instance_profiles[0]: an instance at 6 takes "
+     "memory slices beyond the GPU's 4"),
+    (lambda spec: spec.update(gpu_instance_profiles=COUNTED,
+                              memory_slices=8),
+     "host.pci[0].mig.memory_slices: only with the profiles' placements "
+     "and size"),
+])
+def test_placements_in_a_scenario_are_checked(change, message):
+    from sim import scenario
+    function = copy.deepcopy(gpu())
+    change(function['mig'])
+    with pytest.raises(scenario.ScenarioError) as error:
+        scenario.validate({'host': {'pci': [function]}})
+    assert str(error.value) == message
+
+
+def test_the_contracts_placements_are_accepted():
+    from sim import scenario
+    function = gpu()
+    function['mig']['memory_slices'] = 8
+    scenario.validate({'host': {'pci': [function]}})
+    # The contract's own example: two profiles, placements and size.
+    function['mig'] = {'gpu_instance_profiles': [
+        {'id': 19, 'name': '1g.10gb', 'max': 7,
+         'placements': [0, 1, 2, 3, 4, 5, 6], 'size': 1},
+        {'id': 9, 'name': '3g.40gb', 'max': 2, 'placements': [0, 4],
+         'size': 4}], 'memory_slices': 8}
+    scenario.validate({'host': {'pci': [function]}})

@@ -38,10 +38,13 @@ _GPU_ACTIONS = ('-mig', '--multi-instance-gpu', '--query-gpu', '-r',
                 '--gpu-reset')
 _MIG_OPTIONS = ('-i', '--id', '-cgi', '--create-gpu-instance', '-gi',
                 '--gpu-instance-id')
-_MIG_FLAGS = ('-lgip', '--list-gpu-instance-profiles', '-lgi',
+_MIG_FLAGS = ('-lgip', '--list-gpu-instance-profiles', '-lgipp',
+              '--list-gpu-instance-possible-placements', '-lgi',
               '--list-gpu-instances', '-dgi', '--destroy-gpu-instance',
               '-C', '--default-compute-instance')
 _MIG_ACTIONS = {'-lgip': 'lgip', '--list-gpu-instance-profiles': 'lgip',
+                '-lgipp': 'lgipp',
+                '--list-gpu-instance-possible-placements': 'lgipp',
                 '-lgi': 'lgi', '--list-gpu-instances': 'lgi',
                 '-cgi': 'cgi', '--create-gpu-instance': 'cgi',
                 '-dgi': 'dgi', '--destroy-gpu-instance': 'dgi'}
@@ -210,6 +213,8 @@ def _mig_command(state, args):
         '--id'))), 3 if action == 'cgi' else 6)
     if action == 'lgip':
         return _finish(profiles_table(state, gpus), 0, False)
+    if action == 'lgipp':
+        return placements_list(gpus)
     if action == 'lgi':
         return list_instances(state, gpus)
     if action == 'cgi':
@@ -260,6 +265,26 @@ def profiles_table(state, gpus):
     return lines
 
 
+def placements_list(gpus):
+    """mig -lgipp: each profile's possible placements, {starts}:size in
+    memory slices, as NVIDIA's MIG User Guide prints them; None (not
+    emulated) where the scenario gives none of these GPUs placements."""
+    _, mig = _sim()
+    lines = []
+    for index, function in gpus:
+        if not mig.placed(function):
+            continue
+        for profile in mig.profiles(function):
+            starts = sorted(profile.get('placements', []))
+            if starts:
+                lines.append('GPU {:2d} Profile ID {:2d} {}: {{{}}}:{}'.format(
+                    index, profile['id'],
+                    'Placements' if len(starts) > 1 else 'Placement ',
+                    ','.join(str(start) for start in starts),
+                    profile['size']))
+    return _finish(lines, 0, False) if lines else None
+
+
 def list_instances(state, gpus):
     """mig -lgi: the GIs, by GPU, then as NVIDIA's examples order them
     (profile ID descending, then GI ID); the Name column widens for a
@@ -285,21 +310,36 @@ def list_instances(state, gpus):
     return _finish(lines, 0, False)
 
 
+def _wanted(mig, index, function, tokens):
+    """[(profile, start or None)] of -cgi's PROFILE[:START],... (a
+    profile by ID or name); a start where the scenario gives the GPU no
+    placements, or one not a number, is a bad argument."""
+    wanted = []
+    for token in tokens.split(','):
+        name, colon, start = token.strip().partition(':')
+        profile = mig.find_profile(function, name.strip())
+        if profile is None:
+            raise Exit(2, "{}GPU {} has no GPU instance profile {!r}\n"
+                       .format(SIMULATED, index, token))
+        start = start.strip()
+        if colon and not (start.isascii() and start.isdigit() and
+                          mig.placed(function)):
+            raise Exit(2, '{}GPU {}: {!r} asks for a placement the scenario '
+                       'does not model (no placements)\n'.format(
+                           SIMULATED, index, token))
+        wanted.append((profile, int(start) if colon else None))
+    return wanted
+
+
 def create(state, gpus, tokens, compute):
-    """mig -cgi <profile IDs or names>[,...] [-C] on each GPU: the GIs
-    in order until one does not fit; those made before it stay
-    (sim/mig.py create)."""
+    """mig -cgi <profile IDs or names>[:<start>][,...] [-C] on each GPU:
+    the GIs in order until one does not fit (at its start, where one is
+    given); those made before it stay (sim/mig.py create)."""
     _, mig = _sim()
     trial = copy.deepcopy(state['host']['mig'])
     lines = []
     for index, function in gpus:
-        wanted = []
-        for token in tokens.split(','):
-            profile = mig.find_profile(function, token.strip())
-            if profile is None:
-                raise Exit(2, "{}GPU {} has no GPU instance profile {!r}\n"
-                           .format(SIMULATED, index, token))
-            wanted.append(profile)
+        wanted = _wanted(mig, index, function, tokens)
         made, failed = mig.create(function, trial[function['address']],
                                   wanted, compute)
         for gi in made:
@@ -312,7 +352,8 @@ def create(state, gpus, tokens, compute):
                     'Successfully created compute instance ID  0 on GPU {:2d}'
                     ' GPU instance ID {:2d} using profile MIG {} (ID {:2d})'
                     .format(index, gi['id'], gi['profile'],
-                            FULL_CI_PROFILE.get(gi['size'], 0)))
+                            FULL_CI_PROFILE.get(
+                                mig.slice_count(gi['profile']), 0)))
         if failed is not None:
             state['host']['mig'] = trial
             return _finish(lines + [

@@ -133,12 +133,18 @@ class GpuState(NamedTuple):
 
 
 class GiProfile(NamedTuple):
-    """A GPU instance profile as the GPU lists it (nvidia-smi mig -lgip)."""
+    """A GPU instance profile as the GPU lists it (nvidia-smi mig -lgip),
+    with where an instance of it may start (mig -lgipp): its ids differ
+    by board, so it is looked up by name."""
 
     id: int
     name: str           # 1g.10gb, 1g.10gb+me, ...
     free: int           # how many more of it fit now
     total: int          # how many of it the GPU can hold, alone
+    # the first memory slice of each placement -lgipp lists, and how
+    # many memory slices an instance occupies; () and 0: not listed
+    starts: Tuple[int, ...] = ()
+    size: int = 0
 
 
 class GpuInstance(NamedTuple):
@@ -147,7 +153,17 @@ class GpuInstance(NamedTuple):
     id: int
     profile_id: int
     profile: str
-    placement: str      # start:size, in slices
+    placement: str      # start:size, in memory slices
+
+
+class GiPlacement(NamedTuple):
+    """A GPU instance to make, and where: made at a start of its own, a
+    layout does not rest on where the driver would put it."""
+
+    profile: str                    # its name, as mig-layout gives it
+    profile_id: Optional[int] = None    # the GPU's id for that name
+    start: Optional[int] = None     # first memory slice; None: the
+    #                                 driver's choice (no placements listed)
 
 
 class MigGpu(NamedTuple):
@@ -177,13 +193,15 @@ class MigPlan(NamedTuple):
     """What mig-layout asks of this host now, and what waits.
 
     Each GPU's wanted GPU instances are profile names, largest first (the
-    order they are made in, so that big ones find room)."""
+    order they are made in); those to make each carry the start computed
+    for it from the placements the GPU lists, so that they all fit
+    whatever the driver would have chosen."""
 
     wanted: Mapping[str, Tuple[str, ...]] = {}   # GPU -> its GIs
     enable: Tuple[str, ...] = ()       # GPUs to set to MIG mode now
     disable: Tuple[str, ...] = ()      # GPUs left out of the layout
     destroy: Mapping[str, Tuple[int, ...]] = {}  # GPU -> GI ids, unused
-    create: Mapping[str, Tuple[str, ...]] = {}   # GPU -> GIs to make
+    create: Mapping[str, Tuple[GiPlacement, ...]] = {}  # GPU -> to make
     reset_pending: Tuple[str, ...] = ()  # mode set, applies at a reboot
     held: Mapping[str, Tuple[str, ...]] = {}     # GPU -> guests it waits for
     refused: Mapping[str, str] = {}    # GPU -> why its layout cannot apply

@@ -10,10 +10,13 @@ restore unit) and nova-compute:
 
 They read only the charm's record of this host's layout (standard library
 and the host's python3, as the restore unit) and make only what is
-missing: running one again changes nothing.
+missing: running one again changes nothing. Each GPU instance is made at
+the start computed from the placements the GPU lists (the same pure
+function as the hooks', mig/instances.py), so the layout comes up whole
+whatever the driver would choose.
 """
 import sys
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from nvidia_vgpu import model
 from nvidia_vgpu.host import boot_records, mig, templates
@@ -37,6 +40,16 @@ def missing(wanted: Sequence[str], existing: Sequence[str]) -> List[str]:
     are the charm's to change, once no guest uses them."""
     left, extra = instances.compare(wanted, existing)
     return [] if extra else left
+
+
+def to_make(wanted: Sequence[str], gpu: model.MigGpu
+            ) -> Optional[Tuple[model.GiPlacement, ...]]:
+    """The GPU instances still to make on this GPU, each at its start,
+    beside those there; None where they do not fit beside them (the
+    next hook remakes the GPU's instances, where no guest uses them)."""
+    if not missing(wanted, [gi.profile for gi in gpu.instances]):
+        return ()
+    return instances.to_make(wanted, gpu)
 
 
 def apply(work: model.MigPlan) -> List[str]:
@@ -74,19 +87,25 @@ def main(argv: Sequence[str]) -> int:
         if phase == 'mode':
             code, said = mig.enable(address)
         else:
-            gpu = state.get(address)
-            if gpu is None or not gpu.enabled:
-                print('GPU {} is not in MIG mode: no GPU instances '
-                      'made'.format(address), file=sys.stderr)
-                failed = True
-                continue
-            todo = missing(wanted, [gi.profile for gi in gpu.instances])
-            if not todo:
-                continue
-            code, said = mig.create(address, todo)
-        print(said, file=sys.stderr if code else sys.stdout)
+            code, said = _make(address, wanted, state.get(address))
+        if said:
+            print(said, file=sys.stderr if code else sys.stdout)
         failed = failed or code != 0
     return 1 if failed else 0
+
+
+def _make(address: str, wanted: Sequence[str],
+          gpu: Optional[model.MigGpu]) -> Tuple[int, str]:
+    """Make what the record wants on one GPU: (exit status, what to
+    log); (0, '') where nothing is missing."""
+    if gpu is None or not gpu.enabled:
+        return 1, ('GPU {} is not in MIG mode: no GPU instances '
+                   'made'.format(address))
+    todo = to_make(wanted, gpu)
+    if todo is None:
+        return 1, ('GPU {}: the GPU instances missing do not fit beside '
+                   'those there; none made'.format(address))
+    return mig.create(address, todo) if todo else (0, '')
 
 
 if __name__ == '__main__':

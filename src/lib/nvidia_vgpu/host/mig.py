@@ -3,18 +3,21 @@ MIG-capable GPU's mode (current, and pending until a reset or a reboot),
 its GPU instance profiles and the GPU instances that exist; and the
 commands that set the mode and make GPU instances.
 
-The mode comes from nvidia-smi's CSV query, a stable interface. Profiles
-and instances have no CSV form: their tables (`nvidia-smi mig -lgip`,
-`-lgi`, as NVIDIA's MIG User Guide prints them) are read row by row, by
-the fields that start each row; anything else in them is ignored.
+The mode comes from nvidia-smi's CSV query, a stable interface. Profiles,
+their placements and instances have no CSV form: their tables
+(`nvidia-smi mig -lgip`, `-lgipp`, `-lgi`, as NVIDIA's MIG User Guide
+prints them) are read row by row, by the fields that start each row;
+anything else in them is ignored. A driver whose nvidia-smi has no
+-lgipp lists no placements: its instances are then made where the
+driver chooses, as before.
 """
 import re
 import subprocess
-from typing import (Callable, Dict, List, Optional, Sequence, Tuple,
-                    TypeVar)
+from typing import (Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple, TypeVar)
 
 from nvidia_vgpu.host import nvidia_smi
-from nvidia_vgpu.model import GiProfile, GpuInstance, MigGpu
+from nvidia_vgpu.model import GiPlacement, GiProfile, GpuInstance, MigGpu
 
 T = TypeVar('T')
 
@@ -28,6 +31,15 @@ PROFILE_ROW = re.compile(
 INSTANCE_ROW = re.compile(
     r'^\|\s*(?P<gpu>\d+)\s+MIG\s+(?P<name>\S+)\s+(?P<profile>\d+)\s+'
     r'(?P<id>\d+)\s+(?P<placement>\d+:\d+)\s')
+# GPU  0 Profile ID  9 Placements: {0,4}:4
+# GPU  0 Profile ID  0 Placement : {0}:8
+PLACEMENT_ROW = re.compile(
+    r'^\s*GPU\s+(?P<gpu>[0-9]+)\s+Profile\s+ID\s+(?P<id>[0-9]+)\s+'
+    r'Placements?\s*:\s*\{(?P<starts>[0-9]+(?:\s*,\s*[0-9]+)*)\}\s*:\s*'
+    r'(?P<size>[0-9]+)\s*$', re.ASCII)
+# Memory slices no placement reaches (a GPU has 8): a row beyond is not
+# read, so nothing reckons with a nonsense figure.
+SLICES_BEYOND = 64
 # A GPU's index (str.isdigit() also takes '²', which int() refuses).
 DIGITS = re.compile(r'[0-9]+', re.ASCII)
 # What nvidia-smi prints for a field the GPU does not have.
@@ -87,6 +99,33 @@ def parse_profiles(text: str) -> Dict[int, Tuple[GiProfile, ...]]:
             int(row.group('free')), int(row.group('total')))).items()}
 
 
+def parse_placements(text: str
+                     ) -> Dict[int, Dict[int, Tuple[Tuple[int, ...], int]]]:
+    """GPU index -> profile id -> (the starts, the size) of its possible
+    placements in memory slices, from `mig -lgipp`."""
+    found: Dict[int, Dict[int, Tuple[Tuple[int, ...], int]]] = {}
+    for gpu, rows in _rows_by_gpu(text, PLACEMENT_ROW, lambda row: (
+            int(row.group('id')),
+            tuple(sorted(int(start) for start in
+                         row.group('starts').split(','))),
+            int(row.group('size')))).items():
+        found[gpu] = {profile: (starts, size)
+                      for profile, starts, size in rows
+                      if 0 < size and starts[-1] + size <= SLICES_BEYOND}
+    return found
+
+
+def with_placements(profiles: Sequence[GiProfile],
+                    placements: Mapping[int, Tuple[Tuple[int, ...], int]]
+                    ) -> Tuple[GiProfile, ...]:
+    """A GPU's profiles, each with the placements -lgipp lists for its
+    id (the id as this GPU numbers it)."""
+    return tuple(profile._replace(starts=placements[profile.id][0],
+                                  size=placements[profile.id][1])
+                 if profile.id in placements else profile
+                 for profile in profiles)
+
+
 def parse_instances(text: str) -> Dict[int, Tuple[GpuInstance, ...]]:
     """GPU index -> its GPU instances, from `mig -lgi`."""
     return {gpu: tuple(sorted(rows)) for gpu, rows in _rows_by_gpu(
@@ -106,6 +145,10 @@ def read() -> Dict[str, MigGpu]:
     instances: Dict[int, Tuple[GpuInstance, ...]] = {}
     if any(current == 'Enabled' for _, _, current, _ in modes):
         profiles = parse_profiles(_run(('nvidia-smi', 'mig', '-lgip')) or '')
+        placements = parse_placements(
+            _run(('nvidia-smi', 'mig', '-lgipp')) or '')
+        profiles = {index: with_placements(listed, placements.get(index, {}))
+                    for index, listed in profiles.items()}
         # With no instance, -lgi fails ("No GPU instances found").
         instances = parse_instances(
             _run(('nvidia-smi', 'mig', '-lgi')) or '')
@@ -135,11 +178,22 @@ def enable(address: str) -> Tuple[int, str]:
     return _change(('nvidia-smi', '-i', bus_id(address), '-mig', '1'))
 
 
-def create(address: str, profiles: Sequence[str]) -> Tuple[int, str]:
-    """Make GPU instances of these profiles, in this order; those before
-    one that does not fit stay (NVIDIA's MIG User Guide)."""
+def create(address: str,
+           instances: Sequence[GiPlacement]) -> Tuple[int, str]:
+    """Make these GPU instances, in this order; those before one that
+    does not fit stay (NVIDIA's MIG User Guide). One with a start is
+    asked for at it, by the GPU's own id for its profile (`-cgi 9:4`, the
+    form nvidia-smi's help gives); one without, by its name, where the
+    driver chooses."""
     return _change(('nvidia-smi', 'mig', '-i', bus_id(address), '-cgi',
-                    ','.join(profiles)))
+                    ','.join(cgi_token(instance) for instance in instances)))
+
+
+def cgi_token(instance: GiPlacement) -> str:
+    """How -cgi takes one instance: PROFILE_ID:START, or its name."""
+    if instance.start is None or instance.profile_id is None:
+        return instance.profile
+    return '{}:{}'.format(instance.profile_id, instance.start)
 
 
 def destroy(address: str, ids: Sequence[int]) -> Tuple[int, str]:

@@ -9,7 +9,9 @@ checked whole against a fixed grammar (option_text reads the value).
 
 Checked here, without the GPU: the grammar, counts of 1 to 7, and that
 a GPU's GIs take at most its 7 compute slices. Checked against the
-GPU's own profiles (nvidia-smi mig -lgip) once the driver runs: fit().
+GPU's own profiles (nvidia-smi mig -lgip, by name: their ids differ by
+board) and, where it lists them, their placements in its memory slices
+(mig -lgipp) once the driver runs: fit().
 """
 import re
 from typing import Dict, List, Mapping, Optional, Sequence
@@ -17,6 +19,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 import yaml
 
 from nvidia_vgpu import model, names, option_text
+from nvidia_vgpu.mig import instances as gpu_instances
 
 OPTION = 'mig-layout'
 EXAMPLE = "{'10de:2330': {'1g.10gb': 4, '3g.40gb': 1}}"
@@ -120,9 +123,11 @@ def _instances(gpu: str, node: yaml.Node,
 
 def fit(gpu: str, wanted: Mapping[str, int],
         offered: Sequence[model.GiProfile]) -> Optional[str]:
-    """Why these GIs cannot be made on this GPU, naming the profile and
-    what fits; None when each profile is one the GPU has, in a count it
-    can hold (placement is the driver's: creating may still fail)."""
+    """Why these GIs cannot be made on this GPU, naming what fits; None
+    when each profile is one the GPU has, in a count it can hold, and,
+    where the GPU lists placements, all of them can be placed at once
+    (the charm then makes each at its own start). Checked on the GPU
+    emptied, before anything on it is destroyed."""
     by_name = {profile.name: profile for profile in offered}
     for name, count in wanted.items():
         profile = by_name.get(name)
@@ -133,7 +138,23 @@ def fit(gpu: str, wanted: Mapping[str, int],
             return ('GPU {} holds at most {} GPU instance{} of {}, not {}'
                     .format(gpu, profile.total,
                             '' if profile.total == 1 else 's', name, count))
-    return None
+    every = [name for name, count in wanted.items() for _ in range(count)]
+    if (not gpu_instances.placeable(offered, every) or
+            gpu_instances.place(every, offered) is not None):
+        return None
+    return ('GPU {} cannot hold {}: they overlap in its memory slices '
+            'at every placement it lists (nvidia-smi mig -lgipp); of these '
+            'it holds {}'.format(gpu, shown(wanted), ' or '.join(
+                shown(combination) for combination in
+                gpu_instances.largest_that_fit(wanted, offered)[:3])))
+
+
+def shown(instances: Mapping[str, int]) -> str:
+    """GIs in the option's own form, largest first: {'3g.40gb': 1}."""
+    return '{{{}}}'.format(', '.join(
+        "'{}': {}".format(name, count) for name, count in sorted(
+            instances.items(), key=lambda item: (-slices(item[0]),
+                                                 item[0]))))
 
 
 def _listed(offered: Sequence[model.GiProfile]) -> str:

@@ -8,6 +8,11 @@ start again: its vGPU lived on that GI), so such a change waits until no
 guest's definition uses a vGPU of that GPU. Adding the GIs a layout asks
 for beside those that exist disturbs nobody and happens at once.
 
+Each GI is made at a start computed from the placements the GPU lists
+(mig/instances.py), those that exist staying where they are, so a layout
+the GPU can hold comes up whole whatever its driver would choose; one it
+cannot hold is refused before anything is destroyed (layout.fit).
+
 Pure: the parsed layout, the host's GPUs and MIG state, and the guests
 per GPU in; a MigPlan out.
 """
@@ -107,19 +112,20 @@ class _Work:
             else:
                 self.enable.append(gpu.address)
             return
-        missing, extra = gpu_instances.compare(
-            self.wanted[gpu.address],
-            [instance.profile for instance in gpu.instances])
-        if extra and guests:
+        wanted = self.wanted[gpu.address]
+        beside = gpu_instances.to_make(wanted, gpu)
+        if beside is None and guests:
             self.held[gpu.address] = tuple(sorted(guests))
             return
-        if extra:
-            # Remake them all, largest first: the free slices then fit.
+        if beside is None:
+            # Instances the layout does not have, or the missing ones do
+            # not fit beside those there: remake them all, each at its
+            # own start (fit() found them room on the GPU emptied).
+            beside = gpu_instances.to_make(wanted, gpu, keep=False) or ()
             self.destroy[gpu.address] = tuple(sorted(
                 instance.id for instance in gpu.instances))
-            missing = list(self.wanted[gpu.address])
-        if missing:
-            self.create[gpu.address] = tuple(missing)
+        if beside:
+            self.create[gpu.address] = beside
 
     def leave(self, gpu: model.MigGpu, guests: List[str]) -> None:
         """A GPU the charm put in MIG mode, no longer in the layout."""
