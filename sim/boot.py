@@ -4,13 +4,13 @@ nouveau holds the GPUs, DKMS did not build its module for the kernel
 booting, or the kernel refuses that module's signature), the
 DKMS key an operator confirmed, what the driver forgets (VFs, mdevs,
 VF vGPU types, GPU instances, MIG mode where it does not survive a
-reboot), the services that start; and the order of the boot units the
-charm installed."""
+reboot), a new kernel log, the services that start; and the order of
+the boot units the charm installed."""
 import fnmatch
 import os
 from typing import Any, Dict, List
 
-from sim import dkms
+from sim import dkms, gpu_errors
 from sim import host as simhost, mdev_definitions, mig
 
 NVIDIA_DRIVER_PACKAGE = 'nvidia-vgpu-ubuntu-*'
@@ -45,6 +45,8 @@ def restart(host: Dict[str, Any], nouveau_blacklisted: bool) -> List[str]:
     # udev rule starts their persistent mdevs (a VF's start with it).
     mdev_definitions.start_for_parents(
         host, [function['address'] for function in host['pci']])
+    # A new kernel log; volatile GPU error counts start again.
+    gpu_errors.reboot(host)
     host['reboots'] += 1
     host['reboot_requested'] = False
     return _start_services(host, modules)

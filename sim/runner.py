@@ -15,7 +15,8 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from sim import boot, charmdir, dkms, exec_step, fakebin, neighbours
+from sim import boot, charmdir, dkms, exec_step, fakebin, gpu_errors
+from sim import neighbours
 from sim import tool_server as toolserver
 from sim import guests as simguests
 from sim import host as simhost, mdev_definitions, mig as simmig, pythons
@@ -84,6 +85,7 @@ class Simulation:
             'relation-departed': self._departed_step,
             'exec': self._exec_step,
             'pci': self._pci_step,
+            'kernel_messages': self._kernel_messages_step,
         }
         # What the last exec step's program did (its step's "exec").
         self._exec_result: Dict[str, Any] = {}
@@ -190,6 +192,9 @@ class Simulation:
             'faults': {},
             # Each MIG-capable GPU's mode and GPU instances (sim/mig.py).
             'mig': simmig.initial(host.get('pci', [])),
+            # This boot's kernel log, and the GPU errors its Xid lines
+            # stand for (sim/gpu_errors.py).
+            **gpu_errors.initial(host.get('kernel_messages', [])),
         }
 
     def _initial_config(self) -> Dict[str, Any]:
@@ -735,6 +740,15 @@ class Simulation:
         """A GPU fails, is removed, replaced or added: the host's PCI
         functions become these at the next reboot; no hook runs."""
         state['host']['pci_at_next_boot'] = step['pci']
+        self._save(state)
+        return []
+
+    def _kernel_messages_step(self, state: Dict[str, Any],
+                              step: Dict[str, Any]
+                              ) -> List[Dict[str, Any]]:
+        """The kernel logs these lines (an Xid: a GPU fault, which
+        nvidia-smi reports from now on); no hook runs."""
+        gpu_errors.log(state['host'], step['kernel_messages'])
         self._save(state)
         return []
 

@@ -34,7 +34,7 @@ _JUJU_VERSION = re.compile(r'^\d+\.\d+(?:[.-][0-9a-z.]+)?$')
 _HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
          'mdevs': list, 'libvirt_domains': list, 'series': str,
          'unavailable_packages': list, 'sysfs_noise': int,
-         'vf_vgpu_types': dict, 'kernel': dict}
+         'vf_vgpu_types': dict, 'kernel': dict, 'kernel_messages': list}
 # The running kernel and what a DKMS build meets (host.kernel, and the
 # kernel step).
 _KERNEL = {'release': str, 'headers': bool, 'secure_boot': bool,
@@ -69,7 +69,7 @@ _DEB = {'package': str, 'version': str, 'architecture': str,
         'dkms_source': bool}
 _STEP_KINDS = {'action', 'params', 'reboot', 'config', 'attach', 'remote',
                'relation-departed', 'packages', 'services', 'guests',
-               'kernel', 'faults', 'exec', 'pci'}
+               'kernel', 'faults', 'exec', 'pci', 'kernel_messages'}
 # Host commands a faults step can make fail (the fake tools' names).
 FAULTABLE = ('apt-get', 'dpkg', 'mdevctl', 'nvidia-smi', 'sriov-manage',
              'update-initramfs')
@@ -361,6 +361,8 @@ def _check_step(index: int, step: Any) -> None:
         _check_exec(where + '.exec', value)
     if kind == 'pci':
         _check_pci(where + '.pci', value)
+    if kind == 'kernel_messages':
+        _check_lines(where + '.kernel_messages', value)
     if kind == 'faults':
         if not isinstance(value, dict) or not value:
             raise ScenarioError(where + '.faults: map host commands to the '
@@ -375,6 +377,13 @@ def _check_step(index: int, step: Any) -> None:
                                     'or null to clear it'.format(where, name))
     if kind == 'relation-departed' and not isinstance(value, str):
         raise ScenarioError(where + '.relation-departed: expected a name')
+
+
+def _check_lines(where: str, lines: Any) -> None:
+    """Kernel log lines (host.kernel_messages, a kernel_messages step)."""
+    if not isinstance(lines, list) or not all(
+            isinstance(line, str) and '\n' not in line for line in lines):
+        raise ScenarioError(where + ': expected a list of one-line strings')
 
 
 def validate(data: Any) -> Dict[str, Any]:
@@ -400,6 +409,7 @@ def validate(data: Any) -> Dict[str, Any]:
     _check_domains('host.libvirt_domains', host.get('libvirt_domains', []))
     _check_vf_vgpu_types('host.vf_vgpu_types', host.get('vf_vgpu_types', {}))
     _check_kernel('host.kernel', host.get('kernel', {}))
+    _check_lines('host.kernel_messages', host.get('kernel_messages', []))
     for name, spec in data.get('resources', {}).items():
         _check_resource('resources.{}'.format(name), spec)
     for name, units in data.get('relations', {}).items():

@@ -362,6 +362,8 @@ def test_the_fixes_are_named():
     assert 'nvidia-vgpu-mgr' in described['NvidiaVgpuManagerDown']
     assert 'juju status' in described['NvidiaVgpuFactsStale']
     assert 'list-vgpu-types' in described['NvidiaVgpuHostOffersNovaNothing']
+    assert 'Replacing' in described['NvidiaVgpuGpuFailed']
+    assert 'vgpu-health' in described['NvidiaVgpuGpuDegraded']
 
 
 def dashboard():
@@ -419,7 +421,7 @@ def test_promtool_accepts_the_rules_as_published(provides, unit, tmp_path):
     relation, _ = publish(provides, unit)
     with open(str(tmp_path / 'published.rules'), 'w') as stream:
         yaml.safe_dump(config_of(relation)['metrics_alert_rules'], stream)
-    assert 'SUCCESS: 12 rules found' in promtool(
+    assert 'SUCCESS: 14 rules found' in promtool(
         'check', 'rules', 'published.rules', cwd=str(tmp_path))
 
 
@@ -560,6 +562,58 @@ def test_a_type_is_exhausted_only_when_no_gpu_of_it_is_free(provides, unit,
                           {'exp_labels': exhausted},
                           {'exp_labels': dict(
                               exhausted, vgpu_type='nvidia-106')}]}]}]}
+    with open(str(tmp_path / 'tests.yaml'), 'w') as stream:
+        yaml.safe_dump(tests, stream)
+    assert 'SUCCESS' in promtool('test', 'rules', 'tests.yaml',
+                                 cwd=str(tmp_path))
+
+
+@needs_promtool
+def test_a_failed_gpu_pages_at_once_and_one_wanting_a_reset_warns(
+        provides, unit, tmp_path):
+    """Unit 0's GPU falls off the bus at minute 10: critical a minute
+    later, and its host's unhealthy verdict is that alert's, not a second
+    page. Unit 1's GPU 85 waits for a row remapping: a warning after 15
+    minutes; its GPU 86 has a contained and an uncontained ECC error: the
+    failure pages, the warning of the same GPU does not."""
+    relation, _ = publish(provides, unit)
+    rules = config_of(relation)['metrics_alert_rules']
+    for group in rules['groups']:
+        for rule in group['rules']:
+            del rule['annotations']
+    with open(str(tmp_path / 'published.rules'), 'w') as stream:
+        yaml.safe_dump(rules, stream)
+
+    def fault(unit_index, gpu, code, values):
+        return series('nvidia_vgpu_gpu_fault', unit_index, values,
+                      gpu=gpu, code=code)
+    tests = {'rule_files': ['published.rules'], 'evaluation_interval': '1m',
+             'tests': [{'interval': '1m', 'input_series': [
+                 fault(0, '0000:84:00.0', 'fell-off-bus', '_x10 2x50'),
+                 series('nvidia_vgpu_healthy', 0, '1x10 0x50'),
+                 fault(1, '0000:85:00.0', 'row-remap-pending', '1x60'),
+                 fault(1, '0000:86:00.0', 'contained-ecc', '1x60'),
+                 fault(1, '0000:86:00.0', 'uncorrected-ecc', '2x60')],
+                 'alert_rule_test': [
+                     {'eval_time': '10m', 'alertname': 'NvidiaVgpuGpuFailed',
+                      'exp_alerts': [alert(1, 'critical', gpu='0000:86:00.0',
+                                           code='uncorrected-ecc')]},
+                     {'eval_time': '12m', 'alertname': 'NvidiaVgpuGpuFailed',
+                      'exp_alerts': [
+                          alert(0, 'critical', gpu='0000:84:00.0',
+                                code='fell-off-bus'),
+                          alert(1, 'critical', gpu='0000:86:00.0',
+                                code='uncorrected-ecc')]},
+                     {'eval_time': '40m',
+                      'alertname': 'NvidiaVgpuHostUnhealthy',
+                      'exp_alerts': []},
+                     {'eval_time': '10m',
+                      'alertname': 'NvidiaVgpuGpuDegraded',
+                      'exp_alerts': []},
+                     {'eval_time': '20m',
+                      'alertname': 'NvidiaVgpuGpuDegraded',
+                      'exp_alerts': [alert(1, 'warning', gpu='0000:85:00.0',
+                                           code='row-remap-pending')]}]}]}
     with open(str(tmp_path / 'tests.yaml'), 'w') as stream:
         yaml.safe_dump(tests, stream)
     assert 'SUCCESS' in promtool('test', 'rules', 'tests.yaml',

@@ -242,7 +242,8 @@ def test_monitoring_test_runs_the_commands_the_charm_writes(
     commands = vgpu_tests.nrpe_commands('nova-compute-nvidia-vgpu/0')
     assert sorted(commands) == [
         'check_nvidia_vgpu_' + name for name in
-        ('capacity', 'drift', 'driver', 'services', 'status', 'waits')]
+        ('capacity', 'drift', 'driver', 'hardware', 'services', 'status',
+         'waits')]
     assert commands['check_nvidia_vgpu_drift'].split() == [
         '/usr/local/lib/nagios/plugins/check_nvidia_vgpu',
         'nvidia_vgpu_drift', '--facts',

@@ -125,7 +125,8 @@ def test_a_healthy_v100_host():
         ('nvidia_vgpu_instances_in_use', second): 8.0,
         ('nvidia_vgpu_instances_free', second): 0.0,
         ('nvidia_vgpu_offer_gaps', ()): 0.0,
-        ('nvidia_vgpu_status_severity', (('code', 'ready'),)): 0.0}
+        ('nvidia_vgpu_status_severity', (('code', 'ready'),)): 0.0,
+        ('nvidia_vgpu_gpu_faults_read', ()): 0.0}
     # Families without samples still say what they are.
     assert {'nvidia_vgpu_drift_findings', 'nvidia_vgpu_waiting_changes',
             'nvidia_vgpu_waiting_guests'} <= families(exposition())
@@ -190,7 +191,8 @@ def test_a_host_without_gpu_has_no_gpu_rows_services_or_driver():
         ('nvidia_vgpu_paused', ()): 0.0,
         ('nvidia_vgpu_reboot_required', ()): 0.0,
         ('nvidia_vgpu_offer_gaps', ()): 0.0,
-        ('nvidia_vgpu_status_severity', (('code', 'ready'),)): 0.0}
+        ('nvidia_vgpu_status_severity', (('code', 'ready'),)): 0.0,
+        ('nvidia_vgpu_gpu_faults_read', ()): 0.0}
 
 
 def test_numbers_not_known_have_no_sample_rather_than_a_false_zero():
@@ -244,11 +246,63 @@ def test_metrics_lists_exactly_what_is_emitted():
     emitted = set()
     for document in (v100_host(drift=[{'code': 'x', 'message': ''}],
                                waits=[{'code': 'y', 'guests': ['g'],
-                                       'message': ''}]), no_gpu_host()):
+                                       'message': ''}],
+                               gpu_faults=FAULTS), no_gpu_host()):
         write_facts(document)
         emitted |= {name for name, _ in samples(exposition())}
     assert emitted == set(exporter.METRICS)
     assert all(name.startswith(exporter.PREFIX) for name in emitted)
+
+
+# One GPU fell off the bus with a guest on it, another wants a reset,
+# and nvidia-smi (asked once more) did not answer for the host.
+FAULTS = {
+    'gpus': [
+        {'gpu': '0000:84:00.0', 'listed': False, 'ecc_uncorrected': None,
+         'rows_pending': None, 'rows_failed': None, 'xids': {'79': 1},
+         'faults': [{'code': 'fell-off-bus', 'severity': 2, 'guests': 1}]},
+        {'gpu': '0000:85:00.0', 'listed': True, 'ecc_uncorrected': 2,
+         'rows_pending': True, 'rows_failed': False,
+         'xids': {'63': 1, '94': 2},
+         'faults': [{'code': 'row-remap-pending', 'severity': 1,
+                     'guests': 0}]}],
+    'host_faults': [{'code': 'nvidia-smi-no-answer', 'severity': 2,
+                     'guests': 0}]}
+
+
+def test_gpu_faults_are_series_per_gpu_and_fault_guests_counted():
+    write_facts(v100_host(gpu_faults=FAULTS))
+    found = samples(exposition())
+    first, second = (('gpu', '0000:84:00.0'),), (('gpu', '0000:85:00.0'),)
+    faults = {labels: value for (name, labels), value in found.items()
+              if name == 'nvidia_vgpu_gpu_fault'}
+    assert faults == {
+        (('code', 'fell-off-bus'),) + first: 2.0,
+        (('code', 'row-remap-pending'),) + second: 1.0,
+        (('code', 'nvidia-smi-no-answer'), ('gpu', '')): 2.0}
+    assert found[('nvidia_vgpu_gpu_fault_guests',
+                  (('code', 'fell-off-bus'),) + first)] == 1.0
+    assert found[('nvidia_vgpu_gpu_faults_read', ())] == 1.0
+    assert found[('nvidia_vgpu_gpu_listed', first)] == 0.0
+    assert found[('nvidia_vgpu_gpu_listed', second)] == 1.0
+    assert found[('nvidia_vgpu_gpu_xid_events',
+                  first + (('xid', '79'),))] == 1.0
+    assert found[('nvidia_vgpu_gpu_xid_events',
+                  second + (('xid', '94'),))] == 2.0
+    assert found[('nvidia_vgpu_gpu_ecc_uncorrected', second)] == 2.0
+    assert found[('nvidia_vgpu_gpu_remapped_rows_pending', second)] == 1.0
+    assert found[('nvidia_vgpu_gpu_remapped_rows_failure', second)] == 0.0
+    # Not reported is no sample, not a false 0.
+    assert ('nvidia_vgpu_gpu_ecc_uncorrected', first) not in found
+
+
+def test_an_xid_label_is_only_ever_a_number():
+    hostile = dict(FAULTS, gpus=[dict(FAULTS['gpus'][0], xids={
+        '79': 1, 'a"b': 3, '13\n14': 1})])
+    write_facts(v100_host(gpu_faults=hostile))
+    assert {labels for (name, labels), _ in samples(exposition()).items()
+            if name == 'nvidia_vgpu_gpu_xid_events'} == {
+        (('gpu', '0000:84:00.0'), ('xid', '79'))}
 
 
 def _get(url):

@@ -22,19 +22,22 @@ def reloads(output):
             if argv[:2] == ['systemctl', 'reload']]
 
 
-def test_a_healthy_v100_host_answers_ok_to_each_of_six_checks():
+def test_a_healthy_v100_host_answers_ok_to_each_of_seven_checks():
     output = scenario('monitoring/v100-healthy.yaml')
     found = answers(output)
-    assert [code for _, code, _ in found] == [0] * 6
-    assert [line.split(':')[0] for _, _, line in found] == ['OK'] * 6
+    assert [code for _, code, _ in found] == [0] * 7
+    assert [line.split(':')[0] for _, _, line in found] == ['OK'] * 7
     assert found[4][2].startswith('OK: Unit is ready: 2 NVIDIA GPUs')
-    assert found[-1][2] == (
+    assert found[5][2] == (
         "OK: vGPUs: nvidia-105 (V100-1Q) 30 free of 32 | "
         "'nvidia-105_free'=30;;;0;32 'nvidia-105_in_use'=2;;;0;32")
+    assert found[6][2] == ('OK: No GPU fault this boot on 2 GPUs (Xid '
+                           'messages, ECC, row remapping)')
     assert sorted(path for path in output['files']
                   if path.startswith(NRPE_D)) == [
         NRPE_D + 'check_nvidia_vgpu_{}.cfg'.format(name) for name in
-        ('capacity', 'drift', 'driver', 'services', 'status', 'waits')]
+        ('capacity', 'drift', 'driver', 'hardware', 'services', 'status',
+         'waits')]
     # The Nagios server knows the host by the name nrpe gave it.
     assert ('/var/lib/nagios/export/service__juju-compute-7_check_'
             'nvidia_vgpu_drift.cfg') in output['files']
@@ -197,3 +200,37 @@ def test_two_mig_sizes_on_one_gpu_are_counted_each_with_its_profile():
     assert [(row['type'], row['profile'], row['in_use'], row['free'])
             for row in rows] == [('nvidia-1130', 'H100XM-1-10C', 0, 4),
                                  ('nvidia-1133', 'H100XM-3-40C', 1, 0)]
+
+
+def test_a_gpu_fallen_off_the_bus_is_critical_naming_its_guest_and_fix():
+    output = scenario('monitoring/v100-falls-off-the-bus.yaml')
+    before, after = answers(output)
+    assert before[1:] == (0, 'OK: No GPU fault this boot on 2 GPUs (Xid '
+                             'messages, ECC, row remapping)')
+    assert after[1:] == (2, (
+        'CRITICAL: GPU 0000:84:00.0 fell off the bus (Xid 79, once this '
+        'boot) and is not listed by nvidia-smi although the nvidia driver '
+        'holds it; guests on it: instance-0000002a; fix: move its guests '
+        'off this host (cold-migrate those whose vGPU is gone), then '
+        'replace the GPU (Replacing a failed GPU)'))
+    [health] = output['actions']
+    assert health['failed'] == 'Host not healthy: ' + after[2][
+        len('CRITICAL: '):]
+    # The guest on the other GPU is not blamed, and nothing was changed
+    # on the host for it: no hook touches a failing GPU.
+    assert 'instance-0000002b' not in after[2]
+    assert not [argv for argv in output['commands']
+                if argv[:1] in (['sriov-manage'], ['mdevctl'])]
+
+
+def test_a_row_remapping_waiting_for_a_reset_warns_until_the_reboot():
+    output = scenario('monitoring/a100-row-remap-waits-for-reset.yaml')
+    waiting, rebooted = answers(output)
+    assert waiting[1] == 1
+    assert waiting[2].startswith(
+        'WARNING: GPU 0000:41:00.0 had a contained ECC error (Xid 94, once '
+        'this boot) and has had 1 uncorrected ECC error since the driver '
+        'loaded; guests on it: instance-0000003a; fix: when its guests can '
+        'be moved off this host, reboot it to reset the GPU (and 1 more: ')
+    assert rebooted[1:] == (0, 'OK: No GPU fault this boot on 1 GPU (Xid '
+                               'messages, ECC, row remapping)')

@@ -1,7 +1,8 @@
 """The host's commands the charm runs, each changing only the simulated
 host, by concern: packages (apt, dpkg), services (systemd), the kernel
 (modules, initramfs, DKMS, mokutil), the GPU (sriov-manage, nvidia-smi,
-mdevctl), and commands kept inside the sandbox."""
+mdevctl), the kernel log (journalctl), and commands kept inside the
+sandbox."""
 from sim.fakebin.host_commands import gpu, kernel, packages, sandbox
 from sim.fakebin.host_commands import services
 
@@ -13,6 +14,7 @@ COMMANDS = {
     'dkms': kernel.cmd_dkms,
     'dpkg': packages.cmd_dpkg,
     'dpkg-query': packages.cmd_dpkg_query,
+    'journalctl': kernel.cmd_journalctl,
     'lsmod': kernel.cmd_lsmod,
     'mdevctl': gpu.cmd_mdevctl,
     'modprobe': kernel.cmd_modprobe,

@@ -1,5 +1,6 @@
 """The kernel: modules (modprobe, rmmod, lsmod), the initramfs, DKMS
-(dkms), and shim's key tool (mokutil)."""
+(dkms), shim's key tool (mokutil), and this boot's kernel log
+(journalctl -k)."""
 import os
 import sys
 
@@ -88,3 +89,26 @@ def cmd_dkms(state, argv):
                      'updates/dkms/\ndepmod...\n'.format(release))
     _, host = simulator()
     host.write_kernel_files(HOST_ROOT, state['host'])
+
+
+# journalctl's forms for this boot's kernel messages, one per line with
+# nothing added (-o cat); --no-pager and --quiet change nothing here.
+_JOURNAL_FLAGS = ('-k', '--dmesg', '-b', '--boot', '--no-pager', '-q',
+                  '--quiet')
+
+
+def cmd_journalctl(state, argv):
+    """journalctl -k -b -o cat: the scenario's kernel messages of this
+    boot (host.kernel_messages, kernel_messages steps; a reboot starts a
+    new log). Other forms are not emulated, and say so."""
+    opts, rest = parse(argv, ('-o', '--output'), _JOURNAL_FLAGS)
+    output = opts.get('-o', opts.get('--output'))
+    if rest or output != 'cat' or not (
+            {'-k', '--dmesg'} & set(opts) and {'-b', '--boot'} & set(opts)):
+        sys.stdout.write('simulated journalctl {}: the simulator emulates '
+                         'only journalctl -k -b -o cat\n'.format(
+                             ' '.join(argv)))
+        return None
+    sys.stdout.write(''.join(line + '\n' for line in
+                             state['host'].get('kernel_log', [])))
+    return None

@@ -33,9 +33,10 @@ INSUFFICIENT = 'Insufficient Resources'
 # creates.
 FULL_CI_PROFILE = {1: 0, 2: 1, 3: 2, 4: 3, 6: 6, 7: 4}
 _GPU_OPTIONS = ('-i', '--id', '-mig', '--multi-instance-gpu',
-                '--query-gpu', '--format')
-_GPU_ACTIONS = ('-mig', '--multi-instance-gpu', '--query-gpu', '-r',
-                '--gpu-reset')
+                '--query-gpu', '--query-remapped-rows', '--format')
+_QUERIES = ('--query-gpu', '--query-remapped-rows')
+_GPU_ACTIONS = ('-mig', '--multi-instance-gpu', '-r',
+                '--gpu-reset') + _QUERIES
 _MIG_OPTIONS = ('-i', '--id', '-cgi', '--create-gpu-instance', '-gi',
                 '--gpu-instance-id')
 _MIG_FLAGS = ('-lgip', '--list-gpu-instance-profiles', '-lgipp',
@@ -65,11 +66,12 @@ def answer(state, argv):
     opts, rest = parse(argv, _GPU_OPTIONS, ('-r', '--gpu-reset'))
     actions = [name for name in _GPU_ACTIONS if name in opts]
     if rest or len(actions) != 1 or (
-            '--format' in opts) != (actions[0] == '--query-gpu'):
+            '--format' in opts) != (actions[0] in _QUERIES):
         return None
     gpus = select(state, opts.get('-i', opts.get('--id')))
-    if actions[0] == '--query-gpu':
-        return query(state, gpus, opts['--query-gpu'], opts['--format'])
+    if actions[0] in _QUERIES:
+        return query(state, gpus, actions[0], opts[actions[0]],
+                     opts['--format'])
     if actions[0] in ('-r', '--gpu-reset'):
         return reset(state, gpus)
     return set_mode(state, gpus, opts[actions[0]])
@@ -170,31 +172,67 @@ def reset(state, gpus):
     return _finish(lines, code, True)
 
 
-def query(state, gpus, fields, form):
-    """--query-gpu=FIELDS --format=csv[,noheader]: index, pci.bus_id,
-    mig.mode.current, mig.mode.pending."""
+# What each query form answers, by field (the man page's names;
+# --query-remapped-rows names the GPU gpu_bus_id).
+_QUERY_FIELDS = {
+    '--query-gpu': ('index', 'pci.bus_id', 'mig.mode.current',
+                    'mig.mode.pending',
+                    'ecc.errors.uncorrected.volatile.total'),
+    '--query-remapped-rows': ('gpu_bus_id', 'remapped_rows.pending',
+                              'remapped_rows.failure'),
+}
+# nvidia-smi's exit status for a GPU that "has fallen off the bus or has
+# otherwise become inaccessible" (man page, RETURN VALUE).
+GPU_LOST = 15
+
+
+def query(state, gpus, form_name, fields, form):
+    """--query-gpu=FIELDS or --query-remapped-rows=FIELDS,
+    --format=csv[,noheader][,nounits]: a line per GPU. A GPU that fell
+    off the bus (an Xid 79 this boot, sim/gpu_errors.py) is not listed,
+    and the exit status says one was lost. Row remapping reads [N/A]
+    where the GPU does not report it, 0 or 1 elsewhere (the values a
+    third party's compatibility test of this query expects)."""
+    from sim import gpu_errors   # as _sim(): only when asked
     names = [name.strip() for name in fields.split(',')]
     form = form.split(',')
     if form[0] != 'csv' or set(form[1:]) - {'noheader', 'nounits'} or \
-            set(names) - {'index', 'pci.bus_id', 'mig.mode.current',
-                          'mig.mode.pending'}:
+            set(names) - set(_QUERY_FIELDS[form_name]):
         return None
-    mig_state = state['host'].get('mig', {})
+    host = state['host']
+    mig_state = host.get('mig', {})
 
     def value(index, function, name):
+        errors = gpu_errors.errors_of(host, function['address'])
+        gpu = mig_state.get(function['address'])
         if name == 'index':
             return str(index)
-        if name == 'pci.bus_id':
+        if name in ('pci.bus_id', 'gpu_bus_id'):
             return bus_id(function['address'])
-        gpu = mig_state.get(function['address'])
+        if name == 'ecc.errors.uncorrected.volatile.total':
+            return str(errors['ecc_uncorrected'])
+        if name.startswith('remapped_rows.'):
+            if not gpu_errors.reports_rows(function, gpu):
+                return '[N/A]'
+            key = 'rows_pending' if name.endswith('pending') else \
+                'rows_failed'
+            return '1' if errors[key] else '0'
         if gpu is None:
             return '[N/A]'
         mode = gpu['mode' if name == 'mig.mode.current' else 'pending']
         return mode.capitalize()
+    listed = [(index, function) for index, function in gpus
+              if not gpu_errors.lost(host, function['address'])]
     lines = [] if 'noheader' in form else [', '.join(names)]
     lines += [', '.join(value(index, function, name) for name in names)
-              for index, function in gpus]
-    return _finish(lines, 0, False)
+              for index, function in listed]
+    for _, function in gpus:
+        if gpu_errors.lost(host, function['address']):
+            sys.stderr.write('{}GPU {} has fallen off the bus: not '
+                             'listed\n'.format(
+                                 SIMULATED, bus_id(function['address'])))
+    return _finish(lines, 0 if len(listed) == len(gpus) else GPU_LOST,
+                   False)
 
 
 # ------------------------------------------------------------ mig forms

@@ -400,6 +400,41 @@ class HostSnapshot(NamedTuple):
     ignored: Tuple[str, ...] = ()
 
 
+class GpuErrorCounters(NamedTuple):
+    """One GPU's memory error state, as nvidia-smi reports it (None: the
+    GPU does not report it, e.g. row remapping before Ampere or on a GPU
+    in MIG mode with instances)."""
+
+    ecc_uncorrected: Optional[int] = None   # volatile: since the driver
+    rows_pending: Optional[bool] = None     # a row remap waits for a reset
+    rows_failed: Optional[bool] = None      # a remap could not be done
+
+
+class XidSeen(NamedTuple):
+    """One NVIDIA Xid number on one GPU in this boot's kernel log."""
+
+    gpu: str        # the GPU's PCI address (function 0)
+    xid: int
+    count: int      # how many times this boot
+    message: str    # the last such line, as the kernel printed it
+
+
+class GpuFaultFacts(NamedTuple):
+    """What the host says of its GPUs' hardware health this boot: read
+    only where monitoring or the health action asks, and the driver
+    runs (nvidia-smi needs it)."""
+
+    xids: Tuple[XidSeen, ...] = ()
+    # GPU -> its counters, for the GPUs nvidia-smi answered for; None
+    # where nvidia-smi gave no answer (why: unanswered)
+    counters: Optional[Mapping[str, GpuErrorCounters]] = None
+    unanswered: Optional[str] = None
+    # the NVIDIA GPUs whose PCI function the nvidia driver holds (those
+    # nvidia-smi should list)
+    bound: FrozenSet[str] = frozenset()
+    kernel_log_problem: Optional[str] = None   # why the log was not read
+
+
 class SriovWork(NamedTuple):
     """What the host must do for its SR-IOV GPUs."""
 

@@ -14,7 +14,7 @@ from nvidia_vgpu.apply import boot_units, context as hook_context
 from nvidia_vgpu.driver import mig_boot
 from nvidia_vgpu.health import verdict
 from nvidia_vgpu.hook_plan import facts as hook_facts
-from nvidia_vgpu.host import nvidia_smi, survey
+from nvidia_vgpu.host import gpu_faults, nvidia_smi, survey
 from nvidia_vgpu.monitoring import facts_file
 from nvidia_vgpu.relations import cos_agent, nrpe_external_master
 
@@ -22,8 +22,9 @@ from nvidia_vgpu.relations import cos_agent, nrpe_external_master
 def read_detail(context: hook_context.HookContext
                 ) -> Optional[hook_facts.Detail]:
     """What monitoring and the health report add to the hook's reading,
-    once one of them asks: the services, the boot units, and how this
-    unit is named (the nrpe unit's host context first)."""
+    once one of them asks: the services, the boot units, this boot's GPU
+    hardware faults (while the driver runs: nvidia-smi needs it), and
+    how this unit is named (the nrpe unit's host context first)."""
     if not context.detail_wanted:
         return None
     nrpe = nrpe_external_master.endpoint()
@@ -33,8 +34,11 @@ def read_detail(context: hook_context.HookContext
     services, boot = survey.units(
         installed.services if installed else (),
         boot_units.UNITS + mig_boot.UNITS if context.host.functions else ())
+    host = context.host
     return hook_facts.Detail(
         services=services, boot_units=boot,
+        gpu_faults=gpu_faults.read([gpu.address for gpu in host.functions])
+        if host.functions and host.driver is not None else None,
         unit='{}:{}'.format(host_context, unit) if host_context else unit,
         health_command=juju_commands.action_command(
             os.environ.get('JUJU_VERSION'), unit, 'vgpu-health'))

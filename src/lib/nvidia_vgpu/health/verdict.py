@@ -36,6 +36,7 @@ from typing import (AbstractSet, Dict, List, Mapping, NamedTuple, Optional,
                     Sequence, Tuple)
 
 from nvidia_vgpu.driver import software
+from nvidia_vgpu.health import gpu_faults
 from nvidia_vgpu.nova import (
     guest_safety, nova_config, releases, vfio_migration)
 from nvidia_vgpu import model, names
@@ -62,6 +63,10 @@ NOVA_NOT_GIVEN_YET = 'nova-not-given-yet'
 NOVA_TAKES_MORE = 'nova-takes-more'
 # a GPU host gives Nova no vGPU, or a mapped type none (nova/offer_gaps.py)
 OFFER_GAP = 'offer-gap'
+# GPU hardware faults this boot (health/gpu_faults.py): one that breaks
+# or will break the vGPUs on a GPU, and one that asks for a GPU reset
+GPU_FAILED = 'gpu-failed'
+GPU_DEGRADED = 'gpu-degraded'
 # What update-status shows: the drift no other status of the unit names.
 DRIFT = (VFS_MISSING, NOVA_DEVICE_MISSING, NOVA_TYPE_MISSING,
          GUEST_VGPU_MISSING, GIS_MISSING)
@@ -115,6 +120,10 @@ class HostFacts(NamedTuple):
     mig_held_message: Optional[str] = None
     # why Nova gets no vGPU from this GPU host, or none of a mapped type
     offer_gaps: Sequence[str] = ()
+    # this boot's GPU hardware faults as the host reports them (None:
+    # not read: only monitoring and vgpu-health read them, and only
+    # while the driver runs)
+    gpu_faults: Optional[model.GpuFaultFacts] = None
 
 
 class Finding(NamedTuple):
@@ -243,10 +252,57 @@ def _device_gone(device: str, gpu_of: Mapping[str, str]) -> bool:
 
 def findings(facts: HostFacts) -> List[Finding]:
     """Everything the action reports, broken first in the order to fix
-    them (software, configuration, services, drift), then notices."""
+    them (failed GPUs, software, configuration, services, drift), then
+    notices (GPUs that want a reset first)."""
     found = _broken_before_drift(facts)
+    faults = hardware(facts)
     drifted = drift(facts)
-    return found + drifted + _notices(facts, drifted)
+    return ([finding for finding in faults if finding.broken] + found +
+            drifted + [finding for finding in faults if not finding.broken] +
+            _notices(facts, drifted))
+
+
+def hardware(facts: HostFacts) -> List[Finding]:
+    """This boot's GPU hardware faults (none where they were not read),
+    each naming the GPU, the guests on it and the fix."""
+    if facts.gpu_faults is None:
+        return []
+    found = []
+    for fault in gpu_faults.faults(facts.gpu_faults,
+                                   [gpu.address for gpu in facts.gpus]):
+        text = ' and '.join(fault.reasons)
+        if fault.gpu is not None:
+            guests = guests_on(facts, fault.gpu)
+            text = 'GPU {} {}; {}'.format(
+                fault.gpu, text, 'guests on it: ' + ', '.join(guests)
+                if guests else 'no guest uses it')
+        found.append(Finding(GPU_FAILED if fault.critical else GPU_DEGRADED,
+                             fault.critical,
+                             '{}; fix: {}'.format(text, fault.fix)))
+    return found
+
+
+def guests_on(facts: HostFacts, address: str) -> List[str]:
+    """The guests whose definitions use a vGPU on this GPU."""
+    gpu = next((gpu for gpu in facts.gpus if gpu.address == address), None)
+    if gpu is None:
+        return []
+    guests = set()
+    if gpu.vendor_vfio:
+        for vf in gpu.vfs:
+            if gpu.vf_types.get(vf):
+                guests.update(facts.pci_users.get(vf, ()))
+    else:
+        # where each vGPU is, or was last seen (a failing GPU's may be
+        # gone already)
+        parents = {uuid: parent for uuid, (parent, _) in
+                   facts.recorded.items()}
+        parents.update((uuid, parent) for uuid, parent, _ in facts.mdevs)
+        devices = {gpu.address} | set(gpu.vfs)
+        for uuid, users in facts.mdev_users.items():
+            if parents.get(uuid) in devices:
+                guests.update(users)
+    return sorted(guests)
 
 
 def _broken_before_drift(facts: HostFacts) -> List[Finding]:

@@ -40,12 +40,15 @@ class Relations(NamedTuple):
 class Detail(NamedTuple):
     """What the health report and monitoring add to the hook's reading:
     systemd's word for the vGPU Manager's services and the charm's boot
-    units, and how this unit is named to Nagios and to an operator."""
+    units, the GPUs' hardware faults, and how this unit is named to
+    Nagios and to an operator."""
 
     services: Mapping[str, str] = {}
     boot_units: Mapping[str, str] = {}
     unit: str = ''             # "<nagios host context>:<unit>", or the unit
     health_command: str = ''   # how an operator runs vgpu-health here
+    # this boot's GPU hardware faults (None: no GPU, or no driver to ask)
+    gpu_faults: Optional[model.GpuFaultFacts] = None
 
 
 class HookFacts(NamedTuple):

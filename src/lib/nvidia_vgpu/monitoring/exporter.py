@@ -94,6 +94,28 @@ METRICS: Dict[str, str] = {
     'nvidia_vgpu_offer_gaps':
         'Why Nova gets no vGPU from this GPU host, or none of a mapped '
         'type: the count of reasons (vgpu-health names them)',
+    'nvidia_vgpu_gpu_faults_read':
+        '1 where this boot\'s GPU hardware faults were read (the driver '
+        'runs and nvidia-smi answered or timed out); 0: not read',
+    'nvidia_vgpu_gpu_fault':
+        'A GPU hardware fault this boot, by GPU and fault: 1 asks for a '
+        'GPU reset once its guests are moved, 2 breaks its guests\' vGPUs '
+        '(gpu empty: nvidia-smi does not answer, which GPU is not known)',
+    'nvidia_vgpu_gpu_fault_guests':
+        'Guests using vGPUs on a GPU with a fault (vgpu-health names them)',
+    'nvidia_vgpu_gpu_listed':
+        '1 where nvidia-smi lists the GPU; 0: it does not although the '
+        'nvidia driver holds it (fallen off the bus)',
+    'nvidia_vgpu_gpu_xid_events':
+        'NVIDIA Xid messages in the kernel log this boot, by GPU and Xid',
+    'nvidia_vgpu_gpu_ecc_uncorrected':
+        'Uncorrected ECC errors since the driver loaded (absent: no ECC)',
+    'nvidia_vgpu_gpu_remapped_rows_pending':
+        '1 where a memory row remapping waits for a GPU reset (absent: '
+        'not reported, before Ampere or in MIG mode)',
+    'nvidia_vgpu_gpu_remapped_rows_failure':
+        '1 where a row remapping failed: no spare rows left (absent: not '
+        'reported)',
 }
 
 Document = Mapping[str, Any]
@@ -201,6 +223,57 @@ def _status(document: Document) -> Metric:
     return family
 
 
+def _gpu_faults(document: Document) -> List[Metric]:
+    """Each GPU's hardware faults and error counts this boot; the Xid
+    label takes NVIDIA's numbers (a bounded set), the guests are
+    counted."""
+    read = document.get('gpu_faults')
+    read = read if isinstance(read, dict) else None
+    available = _gauge('nvidia_vgpu_gpu_faults_read')
+    available.add_metric([], 0.0 if read is None else 1.0)
+    fault = _gauge('nvidia_vgpu_gpu_fault', ['gpu', 'code'])
+    guests = _gauge('nvidia_vgpu_gpu_fault_guests', ['gpu', 'code'])
+    listed = _gauge('nvidia_vgpu_gpu_listed', ['gpu'])
+    xids = _gauge('nvidia_vgpu_gpu_xid_events', ['gpu', 'xid'])
+    counts = {key: _gauge('nvidia_vgpu_gpu_' + name, ['gpu']) for key, name
+              in (('ecc_uncorrected', 'ecc_uncorrected'),
+                  ('rows_pending', 'remapped_rows_pending'),
+                  ('rows_failed', 'remapped_rows_failure'))}
+    families = [available, fault, guests, listed, xids] + list(
+        counts.values())
+    if read is None:
+        return families
+    rows = _rows(read, 'gpus') + [{'gpu': '', 'faults': read.get(
+        'host_faults')}]
+    for row in rows:
+        gpu = _text(row.get('gpu'))
+        for found in row.get('faults') if isinstance(
+                row.get('faults'), list) else []:
+            if not isinstance(found, dict):
+                continue
+            code = _text(found.get('code'))
+            level = _number(found.get('severity'))
+            if level is not None:
+                fault.add_metric([gpu, code], level)
+                guests.add_metric([gpu, code],
+                                  _number(found.get('guests')) or 0.0)
+        if isinstance(row.get('listed'), bool):
+            listed.add_metric([gpu], 1.0 if row['listed'] else 0.0)
+        seen = row.get('xids')
+        for xid, count in sorted((seen if isinstance(seen, dict)
+                                  else {}).items()):
+            value = _number(count)
+            if str(xid).isdigit() and value is not None:
+                xids.add_metric([gpu, str(xid)], value)
+        for key, family in counts.items():
+            value = row.get(key)
+            value = float(value) if isinstance(value, bool) else \
+                _number(value)
+            if value is not None:
+                family.add_metric([gpu], value)
+    return families
+
+
 def _software(document: Document) -> List[Metric]:
     """The vGPU Manager: its versions, a pending reboot, its services."""
     driver = document.get('driver')
@@ -237,7 +310,8 @@ def metric_families(document: Optional[Document], mtime: Optional[float],
     return ([available, timestamp, age, host] +
             [_flag('nvidia_vgpu_' + key, document.get(key))
              for key in ('gpu_host', 'healthy', 'paused')] +
-            _software(document) + _capacity(document) + _findings(document))
+            _software(document) + _capacity(document) + _findings(document) +
+            _gpu_faults(document))
 
 
 class FactsCollector:

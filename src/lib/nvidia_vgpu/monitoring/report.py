@@ -5,9 +5,11 @@ Each check is one Nagios service with a state and one line that says what
 is wrong and how to fix it, because an operator paged at night reads
 only that line. The checks split the verdict by who acts: the vGPU
 Manager's services, the driver (install, reboot), drift (the host lost
-what Nova or a guest was given), changes waiting for guests, and free
-vGPUs per type (OK, with perfdata for graphs). A host without a GPU has
-one check, so that every unit of the application is monitored alike.
+what Nova or a guest was given), changes waiting for guests, free
+vGPUs per type (OK, with perfdata for graphs), the unit's status, and
+the GPUs' hardware faults (who replaces or resets a GPU). A host without
+a GPU has one check, so that every unit of the application is monitored
+alike.
 
 Pure: HostFacts and the verdict's findings in, a JSON-ready dict out.
 """
@@ -15,7 +17,7 @@ from typing import (Dict, List, Mapping, NamedTuple, Optional, Sequence,
                     Tuple)
 
 from nvidia_vgpu import names
-from nvidia_vgpu.health import verdict
+from nvidia_vgpu.health import gpu_faults, verdict
 from nvidia_vgpu.monitoring import severity
 
 VERSION = 1
@@ -30,7 +32,9 @@ WAITS = 'nvidia_vgpu_waits'
 CAPACITY = 'nvidia_vgpu_capacity'
 NO_GPU = 'nvidia_vgpu_host'
 STATUS = 'nvidia_vgpu_status'
-GPU_HOST_CHECKS = (SERVICES, DRIVER, DRIFT, WAITS, CAPACITY, STATUS)
+HARDWARE = 'nvidia_vgpu_hardware'
+GPU_HOST_CHECKS = (SERVICES, DRIVER, DRIFT, WAITS, CAPACITY, STATUS,
+                   HARDWARE)
 ALL_CHECKS = GPU_HOST_CHECKS + (NO_GPU,)
 
 # Nagios service descriptions may not hold `~!$%^&*"|'<>?,()=
@@ -42,6 +46,7 @@ DESCRIPTIONS = {
     CAPACITY: 'NVIDIA vGPUs free per type {unit}',
     NO_GPU: 'NVIDIA vGPU host without GPU {unit}',
     STATUS: 'NVIDIA vGPU unit status {unit}',
+    HARDWARE: 'NVIDIA GPU hardware faults {unit}',
 }
 
 # What to do about each drift, on the host (the finding says what).
@@ -112,6 +117,7 @@ def document(facts: verdict.HostFacts, unit: str,
         'waits': waits(facts, found),
         'offer_gaps': [finding.message for finding in found
                        if finding.code == verdict.OFFER_GAP],
+        'gpu_faults': gpu_fault_rows(facts),
         'checks': [{
             'name': check.name,
             'description': DESCRIPTIONS[check.name].format(unit=unit),
@@ -145,7 +151,8 @@ def gpu_host_checks(facts: verdict.HostFacts,
             waits_check(found),
             capacity_check(rows, sorted(facts.published or {}),
                            [finding.message for finding in found
-                            if finding.code == verdict.OFFER_GAP])]
+                            if finding.code == verdict.OFFER_GAP]),
+            hardware_check(facts, found, health_command)]
 
 
 def services_check(facts: verdict.HostFacts,
@@ -209,6 +216,27 @@ def waits_check(found: Sequence[verdict.Finding]) -> Check:
         return Check(WAITS, OK, 'No change waits for guests')
     return Check(WAITS, WARNING, '; '.join(
         finding.message for finding in waiting))
+
+
+def hardware_check(facts: verdict.HostFacts,
+                   found: Sequence[verdict.Finding],
+                   health_command: str) -> Check:
+    """CRITICAL where a GPU failed or fails its guests (health/
+    gpu_faults.py says which faults), WARNING where one wants a reset
+    once its guests are moved; each names the GPU, its guests and the
+    fix. Not read while the driver does not run: the driver check says
+    why."""
+    faults = _first(found, (verdict.GPU_FAILED, verdict.GPU_DEGRADED))
+    if faults:
+        return Check(HARDWARE, CRITICAL if faults[0].broken else WARNING,
+                     faults[0].message + _more(len(faults) - 1,
+                                               health_command))
+    if facts.gpu_faults is None:
+        return Check(HARDWARE, OK, 'GPU faults are not read while the '
+                     'NVIDIA driver does not run (see the driver check)')
+    return Check(HARDWARE, OK, 'No GPU fault this boot on {} GPU{} (Xid '
+                 'messages, ECC, row remapping)'.format(
+                     len(facts.gpus), '' if len(facts.gpus) == 1 else 's'))
 
 
 def capacity_check(rows: Sequence[Mapping[str, object]],
@@ -316,3 +344,35 @@ def waits(facts: verdict.HostFacts,
         result.append({'code': finding.code, 'guests': guests,
                        'message': finding.message})
     return result
+
+
+def gpu_fault_rows(facts: verdict.HostFacts) -> Optional[Dict[str, object]]:
+    """For the exporter: each GPU's error counts this boot, whether
+    nvidia-smi lists it, and its faults at their severity; None where
+    they were not read."""
+    read = facts.gpu_faults
+    if read is None:
+        return None
+    by_gpu: Dict[str, List[Dict[str, object]]] = {}
+    for fault in gpu_faults.faults(read, [gpu.address for gpu in
+                                          facts.gpus]):
+        by_gpu.setdefault(fault.gpu or '', []).append({
+            'code': fault.code,
+            'severity': CRITICAL if fault.critical else WARNING,
+            'guests': len(verdict.guests_on(facts, fault.gpu))
+            if fault.gpu else 0})
+    gpus = []
+    for gpu in facts.gpus:
+        counters = (read.counters or {}).get(gpu.address)
+        gpus.append({
+            'gpu': gpu.address,
+            'listed': None if read.counters is None
+            else counters is not None,
+            'ecc_uncorrected': counters.ecc_uncorrected if counters
+            else None,
+            'rows_pending': counters.rows_pending if counters else None,
+            'rows_failed': counters.rows_failed if counters else None,
+            'xids': {str(seen.xid): seen.count for seen in read.xids
+                     if seen.gpu == gpu.address},
+            'faults': by_gpu.pop(gpu.address, [])})
+    return {'gpus': gpus, 'host_faults': by_gpu.pop('', [])}
