@@ -39,7 +39,7 @@ SERIES_VERSIONS = {'bionic': '18.04', 'focal': '20.04', 'jammy': '22.04',
 # typo in an application name does not pass as "someone else's".
 OTHER_CHARMS = {'nova-compute', 'nova-cloud-controller', 'placement',
                 'ovn-chassis', 'ceilometer-agent', 'nrpe', 'nagios',
-                'grafana-agent'}
+                'grafana-agent', 'opentelemetry-collector'}
 # The principal's end of nova-vgpu (charm-nova-compute, yoga and later).
 PRINCIPAL_ENDPOINT = 'nova-vgpu'
 SUBST = '$SUBST'   # what a $( ... ) command substitution reads as
