@@ -53,7 +53,7 @@ PROGRAMS = {
                            "unit's venv (prometheus_client), reading the "
                            'facts file',
     'monitoring.cos_agent': "the exporter's systemd unit and what "
-                            'grafana-agent is given',
+                            'the COS agent is given',
     'monitoring.nagios_check': "the NRPE check program, copied alone to "
                                "the host and run by its python3: it "
                                'imports none of ours (test_boot_programs)',
