@@ -247,7 +247,8 @@ def test_metrics_lists_exactly_what_is_emitted():
     for document in (v100_host(drift=[{'code': 'x', 'message': ''}],
                                waits=[{'code': 'y', 'guests': ['g'],
                                        'message': ''}],
-                               gpu_faults=FAULTS), no_gpu_host()):
+                               gpu_faults=FAULTS,
+                               gpu_instances=INSTANCES), no_gpu_host()):
         write_facts(document)
         emitted |= {name for name, _ in samples(exposition())}
     assert emitted == set(exporter.METRICS)
@@ -268,6 +269,33 @@ FAULTS = {
                      'guests': 0}]}],
     'host_faults': [{'code': 'nvidia-smi-no-answer', 'severity': 2,
                      'guests': 0}]}
+
+
+# An H100 cut into four 1g.10gb and one 3g.40gb: no room for another of
+# either size.
+INSTANCES = [
+    {'gpu': '0000:41:00.0', 'profile': '1g.10gb', 'existing': 4, 'free': 0},
+    {'gpu': '0000:41:00.0', 'profile': '3g.40gb', 'existing': 1, 'free': 0},
+    {'gpu': '0000:41:00.0', 'profile': '7g.80gb', 'existing': 0, 'free': 0},
+    {'gpu': '0000:42:00.0', 'profile': '1g.10gb', 'existing': 0,
+     'free': None}]
+
+
+def test_gpu_instances_per_size_are_counted_per_gpu():
+    write_facts(v100_host(gpu_instances=INSTANCES))
+    found = samples(exposition())
+    at = (('gpu', '0000:41:00.0'),)
+    assert {labels: value for (name, labels), value in found.items()
+            if name == 'nvidia_vgpu_gpu_instances'} == {
+        at + (('profile', '1g.10gb'),): 4.0,
+        at + (('profile', '3g.40gb'),): 1.0,
+        at + (('profile', '7g.80gb'),): 0.0,
+        (('gpu', '0000:42:00.0'), ('profile', '1g.10gb')): 0.0}
+    # A count the driver did not give has no sample, not a false 0.
+    assert {labels for (name, labels), _ in found.items()
+            if name == 'nvidia_vgpu_gpu_instances_free'} == {
+        at + (('profile', size),) for size in ('1g.10gb', '3g.40gb',
+                                               '7g.80gb')}
 
 
 def test_gpu_faults_are_series_per_gpu_and_fault_guests_counted():

@@ -246,3 +246,27 @@ def test_two_mig_sizes_on_one_gpu_each_have_their_counts():
     capacity = checks(facts)[report.CAPACITY]
     assert capacity == (OK, 'vGPUs: nvidia-1130 (H100XM-1-10C) 3 free of 4, '
                             'nvidia-1133 (H100XM-3-40C) 1 free of 1')
+
+
+def test_free_gpu_instances_are_counted_per_size_on_gpus_in_mig_mode():
+    """Issue 37, item 2: the same H100 with four 1g.10gb and one
+    3g.40gb: no room left for either size (the driver's Free counts);
+    a GPU not in MIG mode has no rows."""
+    def instance(number, profile_id, profile, placement):
+        return model.GpuInstance(number, profile_id, profile, placement)
+    h100 = model.MigGpu(
+        A100, 0, 'Enabled', 'Enabled',
+        profiles=(model.GiProfile(19, '1g.10gb', 0, 7),
+                  model.GiProfile(9, '3g.40gb', 0, 2)),
+        instances=(instance(1, 9, '3g.40gb', '4:4'),
+                   instance(7, 19, '1g.10gb', '0:1'),
+                   instance(8, 19, '1g.10gb', '1:1'),
+                   instance(9, 19, '1g.10gb', '2:1'),
+                   instance(10, 19, '1g.10gb', '3:1')))
+    idle = model.MigGpu('0000:42:00.0', 1, 'Disabled', 'Disabled')
+    facts = v100_host(mig={A100: h100, idle.address: idle})
+    assert report.document(facts, 'vgpu/7', HEALTH)['gpu_instances'] == [
+        {'gpu': A100, 'profile': '1g.10gb', 'existing': 4, 'free': 0},
+        {'gpu': A100, 'profile': '3g.40gb', 'existing': 1, 'free': 0}]
+    assert report.document(v100_host(), 'vgpu/7', HEALTH)[
+        'gpu_instances'] == []

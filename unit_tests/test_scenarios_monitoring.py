@@ -3,6 +3,7 @@ hooks write the checks and the facts, and Nagios' own program runs as
 the nagios user, without root, through the simulator's exec step."""
 import json
 
+from nvidia_vgpu.monitoring import exporter
 from simulation import scenario
 
 PLUGIN = '/usr/local/lib/nagios/plugins/check_nvidia_vgpu'
@@ -196,10 +197,24 @@ def test_two_mig_sizes_on_one_gpu_are_counted_each_with_its_profile():
     assert after[2].startswith(
         'OK: vGPUs: nvidia-1130 (H100XM-1-10C) 4 free of 4, nvidia-1133 '
         '(H100XM-3-40C) 0 free of 1 |')
-    rows = json.loads(output['files'][FACTS])['vgpus']
+    document = json.loads(output['files'][FACTS])
     assert [(row['type'], row['profile'], row['in_use'], row['free'])
-            for row in rows] == [('nvidia-1130', 'H100XM-1-10C', 0, 4),
-                                 ('nvidia-1133', 'H100XM-3-40C', 1, 0)]
+            for row in document['vgpus']] == [
+        ('nvidia-1130', 'H100XM-1-10C', 0, 4),
+        ('nvidia-1133', 'H100XM-3-40C', 1, 0)]
+    # The exporter, scraping those facts: the layout left no room for
+    # another GPU instance of either size (nor any other).
+    scraped = {(sample.name, tuple(sorted(sample.labels.items()))):
+               sample.value for family in exporter.metric_families(
+                   document, 0.0, 0.0, 'compute-41')
+               for sample in family.samples}
+    at = ('gpu', '0000:41:00.0')
+    assert scraped[('nvidia_vgpu_gpu_instances', (
+        at, ('profile', '1g.10gb')))] == 4.0
+    assert scraped[('nvidia_vgpu_gpu_instances', (
+        at, ('profile', '3g.40gb')))] == 1.0
+    assert {value for (name, _), value in scraped.items()
+            if name == 'nvidia_vgpu_gpu_instances_free'} == {0.0}
 
 
 def test_a_gpu_fallen_off_the_bus_is_critical_naming_its_guest_and_fix():

@@ -124,6 +124,9 @@ class HostFacts(NamedTuple):
     # not read: only monitoring and vgpu-health read them, and only
     # while the driver runs)
     gpu_faults: Optional[model.GpuFaultFacts] = None
+    # MIG-capable GPUs as the driver reports them, where the hook asked
+    # (a mig-layout applied or to undo); {} elsewhere
+    mig: Mapping[str, model.MigGpu] = {}
 
 
 class Finding(NamedTuple):

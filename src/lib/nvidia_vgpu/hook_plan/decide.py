@@ -132,14 +132,14 @@ def _detail(host: model.HostSnapshot, health: verdict.HostFacts,
             ) -> Optional[verdict.HostFacts]:
     """The health facts as the health report and monitoring show them:
     the free vGPUs of the types Nova was given (survey.py says how they
-    are counted), the services, the boot units and the GPUs' hardware
-    faults."""
+    are counted), the services, the boot units, the GPUs' hardware
+    faults and the MIG GPUs' instances."""
     if detail is None:
         return None
     return health._replace(
         gpus=survey.with_free(health.gpus, host, health.published),
         services=detail.services, boot_units=detail.boot_units,
-        gpu_faults=detail.gpu_faults)
+        gpu_faults=detail.gpu_faults, mig=host.mig or {})
 
 
 def nova_settings(nova: model.NovaPlan) -> Dict[str, object]:

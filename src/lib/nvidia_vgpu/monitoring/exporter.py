@@ -18,7 +18,15 @@ needs the host's facts. The charm's hooks do not import this module (nor
 prometheus_client, a tenth of a second): only the service runs it.
 
 Guests' names are never labels: guests come and go, and every distinct
-label value is a new time series in Prometheus. They are counted.
+label value is a new time series in Prometheus. They are counted. The
+one exception is per vGPU (guest_metrics.py): each running vGPU's
+figures, read through NVML at the scrape, carry its guest's UUID, its
+GPU and its type, so that a host has one series per running vGPU and a
+guest's series leave with it.
+
+    python3 -m nvidia_vgpu.monitoring.exporter --once
+
+prints one scrape and exits (an operator's look, the simulator's).
 """
 import argparse
 import http.server
@@ -33,10 +41,10 @@ from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional,
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import (GaugeMetricFamily, InfoMetricFamily,
                                     Metric)
-from prometheus_client.exposition import MetricsHandler
+from prometheus_client.exposition import MetricsHandler, generate_latest
 
 from nvidia_vgpu.host.hostfs import host_path, parse_json
-from nvidia_vgpu.monitoring import facts_file
+from nvidia_vgpu.monitoring import facts_file, guest_metrics
 
 # Where the hooks write the facts (facts_file.py), in report.py's format.
 FACTS_PATH = facts_file.PATH
@@ -94,6 +102,11 @@ METRICS: Dict[str, str] = {
     'nvidia_vgpu_offer_gaps':
         'Why Nova gets no vGPU from this GPU host, or none of a mapped '
         'type: the count of reasons (vgpu-health names them)',
+    'nvidia_vgpu_gpu_instances':
+        'GPU instances of the size that exist on the GPU (MIG mode)',
+    'nvidia_vgpu_gpu_instances_free':
+        'GPU instances of the size the GPU can still make, as the driver '
+        'counts them from what the others leave free (MIG mode)',
     'nvidia_vgpu_gpu_faults_read':
         '1 where this boot\'s GPU hardware faults were read (the driver '
         'runs and nvidia-smi answered or timed out); 0: not read',
@@ -117,6 +130,8 @@ METRICS: Dict[str, str] = {
         '1 where a row remapping failed: no spare rows left (absent: not '
         'reported)',
 }
+# Per vGPU, read through NVML at each scrape (guest_metrics.py).
+METRICS.update(guest_metrics.METRICS)
 
 Document = Mapping[str, Any]
 
@@ -223,6 +238,20 @@ def _status(document: Document) -> Metric:
     return family
 
 
+def _gpu_instances(document: Document) -> List[Metric]:
+    """Per GPU in MIG mode and instance size: those that exist and how
+    many more fit."""
+    existing = _gauge('nvidia_vgpu_gpu_instances', ['gpu', 'profile'])
+    free = _gauge('nvidia_vgpu_gpu_instances_free', ['gpu', 'profile'])
+    for row in _rows(document, 'gpu_instances'):
+        labels = [_text(row.get('gpu')), _text(row.get('profile'))]
+        for family, key in ((existing, 'existing'), (free, 'free')):
+            value = _number(row.get(key))
+            if value is not None:
+                family.add_metric(labels, value)
+    return [existing, free]
+
+
 def _gpu_faults(document: Document) -> List[Metric]:
     """Each GPU's hardware faults and error counts this boot; the Xid
     label takes NVIDIA's numbers (a bounded set), the guests are
@@ -311,7 +340,7 @@ def metric_families(document: Optional[Document], mtime: Optional[float],
             [_flag('nvidia_vgpu_' + key, document.get(key))
              for key in ('gpu_host', 'healthy', 'paused')] +
             _software(document) + _capacity(document) + _findings(document) +
-            _gpu_faults(document))
+            _gpu_faults(document) + _gpu_instances(document))
 
 
 class FactsCollector:
@@ -330,12 +359,32 @@ class FactsCollector:
                                     self.hostname))
 
 
-def registry(path: str, **collector_args: Any) -> CollectorRegistry:
-    """A registry holding only the facts (no process or platform
-    metrics of this Python)."""
+class GuestCollector:
+    """The running vGPUs' figures, read through NVML at each scrape."""
+
+    def __init__(self, reader: guest_metrics.GuestReader) -> None:
+        self.reader = reader
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(guest_metrics.metric_families(self.reader.read()))
+
+
+def registry(path: str, guests: Optional[guest_metrics.GuestReader] = None,
+             **collector_args: Any) -> CollectorRegistry:
+    """A registry holding the facts and, given NVML's reader, the
+    running vGPUs' figures (no process or platform metrics of this
+    Python)."""
     found = CollectorRegistry()
     found.register(FactsCollector(path, **collector_args))
+    if guests is not None:
+        found.register(GuestCollector(guests))
     return found
+
+
+def service_registry(facts: str) -> CollectorRegistry:
+    """What the service serves: the facts, and the vGPUs through the
+    driver's NVML (pynvml)."""
+    return registry(facts, guests=guest_metrics.GuestReader())
 
 
 class MetricsServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
@@ -358,14 +407,22 @@ def main(argv: Optional[List[str]] = None) -> int:
         prog='python3 -m nvidia_vgpu.monitoring.exporter',
         description='Serve the nova-compute-nvidia-vgpu charm\'s host '
         'facts as Prometheus metrics.')
-    parser.add_argument('--port', type=int, required=True)
+    parser.add_argument('--port', type=int)
+    parser.add_argument('--once', action='store_true',
+                        help='print one scrape to stdout and exit')
     parser.add_argument('--address', default=DEFAULT_ADDRESS,
                         help='IPv4 address to listen on (default: '
                         '%(default)s)')
     parser.add_argument('--facts', default=host_path(FACTS_PATH),
                         help='the facts document (default: %(default)s)')
     args = parser.parse_args(argv)
-    server = serve(args.address, args.port, registry(args.facts))
+    if args.once:
+        sys.stdout.write(generate_latest(
+            service_registry(args.facts)).decode())
+        return 0
+    if args.port is None:
+        parser.error('--port is needed unless --once')
+    server = serve(args.address, args.port, service_registry(args.facts))
     server.serve_forever()
     return 0
 

@@ -118,6 +118,7 @@ def document(facts: verdict.HostFacts, unit: str,
         'offer_gaps': [finding.message for finding in found
                        if finding.code == verdict.OFFER_GAP],
         'gpu_faults': gpu_fault_rows(facts),
+        'gpu_instances': gpu_instance_rows(facts),
         'checks': [{
             'name': check.name,
             'description': DESCRIPTIONS[check.name].format(unit=unit),
@@ -376,3 +377,19 @@ def gpu_fault_rows(facts: verdict.HostFacts) -> Optional[Dict[str, object]]:
                      if seen.gpu == gpu.address},
             'faults': by_gpu.pop(gpu.address, [])})
     return {'gpus': gpus, 'host_faults': by_gpu.pop('', [])}
+
+
+def gpu_instance_rows(facts: verdict.HostFacts) -> List[Dict[str, object]]:
+    """Per GPU in MIG mode and GPU instance size the driver lists: the
+    instances that exist and how many more of that size fit now (the
+    driver's count, from what the others leave free), so that a layout
+    short of room shows before Nova runs out."""
+    rows: List[Dict[str, object]] = []
+    for address, gpu in sorted(facts.mig.items()):
+        if not gpu.enabled:
+            continue
+        for profile in gpu.profiles:
+            rows.append({'gpu': address, 'profile': profile.name,
+                         'existing': gpu.instances_of(profile.name),
+                         'free': profile.free})
+    return rows
