@@ -52,6 +52,28 @@ def open_to_others(directories: List[str]) -> None:
         os.chmod(directory, mode | 0o111)
 
 
+# The unit's venv Python (layer:basic's), below the agent's directory,
+# which runs the exporter: `exec: {argv: [<agent dir>/.venv/bin/python3,
+# -m, nvidia_vgpu.monitoring.exporter, --once]}`.
+VENV_PYTHON = '/.venv/bin/python3'
+# NVML as the simulated host answers it (stand_ins/nvml/pynvml.py).
+NVML_STAND_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             'stand_ins', 'nvml')
+
+
+def unit_python(hook_python: str, charm_dir: str,
+                environment: Dict[str, str]) -> Tuple[str, Dict[str, str]]:
+    """The unit's venv Python as the exporter's service runs it: the
+    hooks' own interpreter (the simulator keeps the venv off the host),
+    the charm's lib/ on PYTHONPATH as the service's unit sets it, and the
+    simulated NVML ahead of NVIDIA's bindings, which find no driver
+    here."""
+    paths = [NVML_STAND_IN, os.path.join(charm_dir, 'lib')]
+    if environment.get('PYTHONPATH'):
+        paths.append(environment['PYTHONPATH'])
+    return hook_python, dict(environment, PYTHONPATH=os.pathsep.join(paths))
+
+
 def missing(program: str) -> Dict[str, Any]:
     """The record of a program that is not on the host, as a shell
     would answer it."""

@@ -421,7 +421,7 @@ def test_promtool_accepts_the_rules_as_published(provides, unit, tmp_path):
     relation, _ = publish(provides, unit)
     with open(str(tmp_path / 'published.rules'), 'w') as stream:
         yaml.safe_dump(config_of(relation)['metrics_alert_rules'], stream)
-    assert 'SUCCESS: 14 rules found' in promtool(
+    assert 'SUCCESS: 15 rules found' in promtool(
         'check', 'rules', 'published.rules', cwd=str(tmp_path))
 
 
@@ -689,3 +689,41 @@ def test_the_relation_serves_publishes_and_removes_through_real_hooks(
     assert output['status'] == {
         'workload': 'active',
         'message': 'Unit is ready: no NVIDIA GPU on this host'}
+
+
+@needs_promtool
+def test_an_unlicensed_guest_warns_after_15_minutes(
+        provides, unit, tmp_path):
+    """Unit 0's guest A runs unlicensed from minute 0 and is licensed at
+    minute 40; guest B is licensed throughout. The alert names the guest
+    by its UUID (its Nova instance), its GPU and type."""
+    relation, _ = publish(provides, unit)
+    rules = config_of(relation)['metrics_alert_rules']
+    for group in rules['groups']:
+        for rule in group['rules']:
+            del rule['annotations']
+    with open(str(tmp_path / 'published.rules'), 'w') as stream:
+        yaml.safe_dump(rules, stream)
+    guest_a = {'vm_uuid': '0f6a5d1e-4b7c-4e63-9a57-4d0b1a2c3e4f',
+               'gpu': '0000:84:00.0', 'vgpu_type': 'nvidia-108'}
+    guest_b = dict(guest_a, vm_uuid='6c2b9e4a-0d1f-4a8b-b7c3-5e6f7a8b9c0d')
+    tests = {'rule_files': ['published.rules'], 'evaluation_interval': '1m',
+             'tests': [{'interval': '1m', 'input_series': [
+                 series('nvidia_vgpu_guest_licensed', 0, '0x40 1x20',
+                        **guest_a),
+                 series('nvidia_vgpu_guest_licensed', 0, '1x60', **guest_b),
+                 series('nvidia_vgpu_guest_metrics_read', 0, '1x60')],
+                 'alert_rule_test': [
+                     {'eval_time': '14m',
+                      'alertname': 'NvidiaVgpuGuestUnlicensed',
+                      'exp_alerts': []},
+                     {'eval_time': '16m',
+                      'alertname': 'NvidiaVgpuGuestUnlicensed',
+                      'exp_alerts': [alert(0, 'warning', **guest_a)]},
+                     {'eval_time': '45m',
+                      'alertname': 'NvidiaVgpuGuestUnlicensed',
+                      'exp_alerts': []}]}]}
+    with open(str(tmp_path / 'tests.yaml'), 'w') as stream:
+        yaml.safe_dump(tests, stream)
+    assert 'SUCCESS' in promtool('test', 'rules', 'tests.yaml',
+                                 cwd=str(tmp_path))

@@ -402,6 +402,17 @@ def serve(address: str, port: int,
     return MetricsServer((address, port), MetricsHandler.factory(metrics))
 
 
+def only(exposition: str, prefix: str) -> str:
+    """The lines of a text exposition whose metric starts with prefix
+    (its HELP, TYPE and samples)."""
+    def name(line: str) -> str:
+        words = line.split()
+        return words[2] if line.startswith('#') and len(words) > 2 else \
+            line.split('{')[0].split(' ')[0]
+    return ''.join(line for line in exposition.splitlines(True)
+                   if name(line).startswith(prefix))
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog='python3 -m nvidia_vgpu.monitoring.exporter',
@@ -410,6 +421,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument('--port', type=int)
     parser.add_argument('--once', action='store_true',
                         help='print one scrape to stdout and exit')
+    parser.add_argument('--only', default='', metavar='PREFIX',
+                        help='with --once, only the metrics whose names '
+                        'start with PREFIX')
     parser.add_argument('--address', default=DEFAULT_ADDRESS,
                         help='IPv4 address to listen on (default: '
                         '%(default)s)')
@@ -417,8 +431,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help='the facts document (default: %(default)s)')
     args = parser.parse_args(argv)
     if args.once:
-        sys.stdout.write(generate_latest(
-            service_registry(args.facts)).decode())
+        sys.stdout.write(only(generate_latest(
+            service_registry(args.facts)).decode(), args.only))
         return 0
     if args.port is None:
         parser.error('--port is needed unless --once')
