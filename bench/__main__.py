@@ -41,8 +41,19 @@ def main(argv=None) -> int:
     parser.add_argument('--repeat', type=int, default=3,
                         help='runs per hook; medians are shown (3)')
     parser.add_argument('--json', help='also write every figure here')
+    parser.add_argument('--guests', type=int, default=hosts.GUESTS_PER_GPU,
+                        help='running guests per GPU of the scraped host '
+                        '({})'.format(hosts.GUESTS_PER_GPU))
+    parser.add_argument('--scrape-only', action='store_true',
+                        help='only the exporter\'s scrape on the largest '
+                        'host')
     args = parser.parse_args(argv)
     started = time.monotonic()
+    if args.scrape_only:
+        scrape = _scrape(args)
+        print(_scrape_section(scrape, args))
+        _write(args.json, {'scrape': scrape})
+        return 0
 
     figures = {'hosts': [], 'growth': []}
     rows = []
@@ -88,6 +99,7 @@ def main(argv=None) -> int:
         hosts.gpu_host(args.action_gpus, args.vfs, args.types, args.noise),
         args.repeat)
     figures['action'] = action
+    figures['scrape'] = _scrape(args)
 
     print('## Hooks: {} VFs x {} vGPU types per GPU, medians of {} runs\n'
           .format(args.vfs, args.types, args.repeat))
@@ -154,11 +166,43 @@ def main(argv=None) -> int:
               largest['gpus'], report.ratio(
                   largest['hooks']['update-status']['cpu_s'],
                   largest['stack_floor']['cpu_s'])))
+    print('\n' + _scrape_section(figures['scrape'], args))
     print('\n({:.0f} s)'.format(time.monotonic() - started))
-    if args.json:
-        with open(args.json, 'w') as stream:
-            json.dump(figures, stream, indent=1, sort_keys=True)
+    _write(args.json, figures)
     return 0
+
+
+def _scrape(args) -> dict:
+    """The exporter's scrape on the largest host, monitored, with
+    `--guests` running guests per GPU (the simulated NVML)."""
+    gpus = max(args.gpus)
+    _progress('one exporter scrape on {} GPUs with {} guests each'.format(
+        gpus, args.guests))
+    domains, mdevs = hosts.running_guests(gpus, args.guests)
+    return dict(measure.scrape_figures(
+        hosts.gpu_host(gpus, args.vfs, args.types, monitored=True),
+        domains, mdevs, args.repeat), gpus=gpus)
+
+
+def _scrape_section(scrape: dict, args) -> str:
+    return ('## The exporter: one scrape on {} GPUs, {} running guests\n\n'
+            .format(scrape['gpus'], scrape['vgpus']) +
+            report.table(['what', 'ms'], [
+                ['whole scrape (facts, NVML read, rendering), wall',
+                 report.milliseconds(scrape['wall_s'])],
+                ['whole scrape, CPU', report.milliseconds(scrape['cpu_s'])],
+                ['of it, the NVML read (the simulated NVML), wall',
+                 report.milliseconds(scrape['read_s'])]]) +
+            '\n\n{} series, {} of them per guest, {} bytes; medians of {} '
+            'scrapes in one exporter process.'.format(
+                scrape['series'], scrape['guest_series'], scrape['bytes'],
+                args.repeat))
+
+
+def _write(path, figures) -> None:
+    if path:
+        with open(path, 'w') as stream:
+            json.dump(figures, stream, indent=1, sort_keys=True)
 
 
 def _size(point) -> int:

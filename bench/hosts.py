@@ -106,3 +106,39 @@ def gpu_host(gpus: int, vfs: int = 32, types: int = 40,
                           **(MONITORING_RELATIONS if monitored else {})),
         'config': {'vgpu-device-mappings': mapping},
     }
+
+
+def vf_addresses(gpu: str, count: int) -> List[str]:
+    """A GPU's first `count` VFs, as the simulator numbers them (function
+    4 on, sim/host.py)."""
+    domain, bus, rest = gpu.split(':')
+    slot = int(rest.split('.')[0], 16)
+    return ['{}:{}:{:02x}.{}'.format(domain, bus, number // 8, number % 8)
+            for number in range(slot * 8 + 4, slot * 8 + 4 + count)]
+
+
+# The type each benchmark guest runs: 2 GB, so 24 fit an L40S-like GPU.
+GUEST_TYPE = 'nvidia-{}'.format(FIRST_TYPE_ID + 1)
+GUESTS_PER_GPU = 24
+
+
+def running_guests(gpus: int, per_gpu: int = GUESTS_PER_GPU):
+    """(libvirt domains, mdevs): `per_gpu` running guests on each GPU,
+    one vGPU each on a VF of it, with NVML's figures (every seventh
+    unlicensed), in the scenario format of a guests step."""
+    domains, mdevs = [], []
+    for gpu_index, gpu in enumerate(gpu_addresses(gpus)):
+        for index, vf in enumerate(vf_addresses(gpu, per_gpu)):
+            number = gpu_index * per_gpu + index
+            mdev = '{:08x}-0000-4000-8000-{:012x}'.format(gpu_index, index)
+            mdevs.append({'uuid': mdev, 'parent': vf, 'type': GUEST_TYPE})
+            domains.append({
+                'name': 'instance-{:08x}'.format(number),
+                'uuid': '{:08x}-1111-4000-8000-{:012x}'.format(
+                    gpu_index, index),
+                'mdevs': [mdev],
+                'vgpu': {'license': 'unlicensed' if number % 7 == 0
+                         else 'licensed', 'guest_driver': '550.54.15',
+                         'utilization': number % 101,
+                         'framebuffer_used_mib': 256 * (index % 8)}})
+    return domains, mdevs

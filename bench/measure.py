@@ -3,6 +3,7 @@ process cost, plus the floors to compare with. I/O lives here; the
 arithmetic is in report.py."""
 import contextlib
 import io
+import json
 import os
 import statistics
 import tempfile
@@ -220,6 +221,63 @@ def action_figures(host: Dict[str, Any], repeat: int) -> Dict[str, Any]:
                       os.walk(bench.sys_devices()))
     return {'action': action, 'read_files': read, 'walk': walk,
             'files': len(files), 'sys_devices_entries': entries}
+
+
+# One exporter scrape as its service makes it (the process stays up, so
+# Python's start and imports are not a scrape's), `repeat` times: the
+# NVML read alone (the simulator's stand-in), then a whole scrape (the
+# facts, an NVML read, the exposition rendered) with its CPU time.
+SCRAPE = (
+    'import json, sys, time\n'
+    'from prometheus_client import generate_latest\n'
+    'from prometheus_client.parser import text_string_to_metric_families\n'
+    'from nvidia_vgpu.host.hostfs import host_path\n'
+    'from nvidia_vgpu.monitoring import exporter, guest_metrics\n'
+    'registry = exporter.service_registry(host_path(exporter.FACTS_PATH))\n'
+    'reader = guest_metrics.GuestReader()\n'
+    'runs = []\n'
+    'for _ in range(int(sys.argv[1])):\n'
+    '    wall = time.perf_counter()\n'
+    '    reading = reader.read()\n'
+    '    read_s = time.perf_counter() - wall\n'
+    '    wall, cpu = time.perf_counter(), time.process_time()\n'
+    '    text = generate_latest(registry)\n'
+    '    runs.append({"read_s": read_s,\n'
+    '                 "wall_s": time.perf_counter() - wall,\n'
+    '                 "cpu_s": time.process_time() - cpu})\n'
+    'series = [sample for family in text_string_to_metric_families(\n'
+    '    text.decode()) for sample in family.samples]\n'
+    'print(json.dumps({"runs": runs, "bytes": len(text),\n'
+    '                  "series": len(series), "vgpus": len(reading.vgpus),\n'
+    '                  "read": reading.read, "guest_series": len([\n'
+    '                      s for s in series if "vm_uuid" in s.labels])}))\n')
+
+
+def scrape_figures(host: Dict[str, Any], guests: List[Dict[str, Any]],
+                   mdevs: List[Dict[str, Any]], repeat: int
+                   ) -> Dict[str, Any]:
+    """The exporter's scrape on a settled host once these guests run:
+    the NVML read (the simulated NVML: its cost is the stand-in's, not
+    the driver's) and a whole scrape (read, facts, rendering), medians
+    of `repeat`, with the series and bytes served."""
+    with Bench(host) as bench:
+        bench.settle()
+        simulation = bench.simulation
+        with contextlib.redirect_stderr(bench.log):
+            simulation.run_step({'guests': {'libvirt_domains': guests,
+                                            'mdevs': mdevs}})
+            script = os.path.join(simulation.meta, 'scrape.py')
+            with open(script, 'w') as stream:
+                stream.write(SCRAPE)
+            done = simulation.run_on_host(
+                [runner.AGENT_DIR + '/.venv/bin/python3', script,
+                 str(repeat + 1)])
+    if done['exit_code']:
+        raise RuntimeError('scrape failed:\n' + done['stderr'][-3000:])
+    found = json.loads(done['stdout'])
+    runs = found.pop('runs')[1:]      # the first warms the caches
+    return dict(found, **{key: statistics.median(run[key] for run in runs)
+                          for key in ('read_s', 'wall_s', 'cpu_s')})
 
 
 def _median_of(summaries: List[Dict[str, Any]]) -> Dict[str, Any]:
