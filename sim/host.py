@@ -581,3 +581,22 @@ def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:
             'sysfs_noise': host_state.get('sysfs_noise', 0),
             'kernel': host_state.get('kernel'),
             'mig': host_state.get('mig', {})}
+
+
+# What charm-nova-compute renders at its defaults, in the lines the charm
+# reads: live-migration-permit-post-copy false renders no
+# live_migration_permit_post_copy line (templates/*/nova.conf), so Nova
+# takes its default, off.
+NOVA_CONF = '/etc/nova/nova.conf'
+DEFAULT_NOVA_CONF = ('# rendered by charm-nova-compute (the simulator\'s '
+                     'stand-in)\n[DEFAULT]\n[libvirt]\nvirt_type = kvm\n')
+
+
+def write_nova_conf(host_root: str, host_state: Dict[str, Any]) -> None:
+    """nova-compute's configuration once the principal installed Nova
+    (nova-common): the scenario's host.nova_conf, else the defaults'."""
+    if 'nova-common' not in host_state['packages']:
+        return
+    path = host_root + NOVA_CONF
+    if not os.path.exists(path):
+        _write(path, host_state.get('nova_conf') or DEFAULT_NOVA_CONF)

@@ -124,6 +124,7 @@ class Simulation:
                                       state['host']['libvirt_domains'])
         mdev_definitions.write_files(self.host_root,
                                      state['host']['mdev_definitions'])
+        simhost.write_nova_conf(self.host_root, state['host'])
         self._baseline = simreport.snapshot(self.host_root)
 
     def _initial_state(self) -> Dict[str, Any]:
@@ -195,6 +196,8 @@ class Simulation:
             # This boot's kernel log, and the GPU errors its Xid lines
             # stand for (sim/gpu_errors.py).
             **gpu_errors.initial(host.get('kernel_messages', [])),
+            # What charm-nova-compute rendered (host.nova_conf).
+            'nova_conf': host.get('nova_conf'),
         }
 
     def _initial_config(self) -> Dict[str, Any]:
@@ -733,6 +736,9 @@ class Simulation:
                     dkms.HEADERS_PACKAGE.format('')):])
         self._save(state)
         simhost.write_kernel_files(self.host_root, state['host'])
+        # nova-common's install renders nova.conf (the principal's).
+        simhost.write_nova_conf(self.host_root, state['host'])
+        self._rebase('etc/nova')
         return []
 
     def _pci_step(self, state: Dict[str, Any],

@@ -34,7 +34,8 @@ _JUJU_VERSION = re.compile(r'^\d+\.\d+(?:[.-][0-9a-z.]+)?$')
 _HOST = {'packages': dict, 'kernel_modules': list, 'pci': list,
          'mdevs': list, 'libvirt_domains': list, 'series': str,
          'unavailable_packages': list, 'sysfs_noise': int,
-         'vf_vgpu_types': dict, 'kernel': dict, 'kernel_messages': list}
+         'vf_vgpu_types': dict, 'kernel': dict, 'kernel_messages': list,
+         'nova_conf': str}
 # The running kernel and what a DKMS build meets (host.kernel, and the
 # kernel step).
 _KERNEL = {'release': str, 'headers': bool, 'secure_boot': bool,

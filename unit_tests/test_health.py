@@ -2,7 +2,10 @@
 is only worth knowing, and how the action and the unit status say it."""
 import json
 
+import pytest
+
 from nvidia_vgpu.health import verdict
+from nvidia_vgpu.nova import live_migration
 from nvidia_vgpu import model
 
 V100_A = '0000:84:00.0'
@@ -260,7 +263,7 @@ def test_devices_nova_takes_beyond_the_mappings_are_a_note():
 
 
 def test_migration_readiness_compares_upstream_versions():
-    ready = verdict.migration_readiness(model.Versions(
+    ready = live_migration.readiness(model.Versions(
         '3:29.2.0-0ubuntu1', '10.0.0-2ubuntu8.4', '1:8.2.2+ds-0ubuntu1.4',
         '6.8.0-49-generic'))
     assert ready['ready'] is True
@@ -268,16 +271,55 @@ def test_migration_readiness_compares_upstream_versions():
             for c in ready['checks']] == [
         ('nova', '29.2.0', '29.0.0'), ('libvirt', '10.0.0', '8.6.0'),
         ('qemu', '8.2.2', '8.1.0'), ('linux', '6.8.0', '5.18')]
-    jammy = verdict.migration_readiness(model.Versions(
+    jammy = live_migration.readiness(model.Versions(
         '3:25.2.1-0ubuntu2', '8.0.0-1ubuntu7.10', '1:6.2+dfsg-2ubuntu6.22',
         '5.15.0-125-generic'))
     assert jammy['ready'] is False
     assert [c['ok'] for c in jammy['checks']] == [False] * 4
     # Exactly the minimum is enough; a missing package is not.
-    edge = verdict.migration_readiness(model.Versions(
+    edge = live_migration.readiness(model.Versions(
         '3:29.0.0-0ubuntu1', None, '1:8.1.0+ds-1', '5.18.0-1-generic'))
     assert [(c['version'], c['ok']) for c in edge['checks']] == [
         ('29.0.0', True), (None, False), ('8.1.0', True), ('5.18.0', True)]
+
+
+CARACAL_NOBLE = model.Versions(
+    '3:29.2.0-0ubuntu1', '10.0.0-2ubuntu8.4', '1:8.2.2+ds-0ubuntu1.4',
+    '6.8.0-49-generic', boards=('10de:2330:10de:16c1',))
+
+
+@pytest.mark.parametrize('post_copy, ready, words', [
+    (False, True, 'post-copy off'),
+    # Nova requires it off on vGPU hosts: permitted is not ready, and
+    # the line says which principal option turns it off.
+    (True, False, "post-copy permitted (nova-compute's "
+     "live-migration-permit-post-copy must be false)"),
+    (None, False, 'post-copy not known (no /etc/nova/nova.conf)'),
+])
+def test_post_copy_must_be_off_for_vgpu_guests_to_migrate(post_copy, ready,
+                                                          words):
+    found = live_migration.readiness(
+        CARACAL_NOBLE._replace(post_copy=post_copy), driver='550.54.16')
+    assert found['ready'] is ready
+    assert found['post_copy'] == {'permitted': post_copy,
+                                  'ok': post_copy is False}
+    assert words in live_migration.line(found)
+
+
+def test_guests_go_only_to_hosts_of_the_same_manager_and_boards():
+    found = live_migration.readiness(CARACAL_NOBLE, driver='550.54.16')
+    assert found['group'] == '550.54.16/10de:2330:10de:16c1'
+    assert live_migration.line(found).endswith(
+        '; only to hosts of group 550.54.16/10de:2330:10de:16c1 (the same '
+        'vGPU Manager and board)')
+    # An H200 NVL host is another group, as is a host one driver ahead.
+    assert live_migration.group('550.54.16', ['10de:233b']) != \
+        found['group']
+    assert live_migration.group('550.90.05', CARACAL_NOBLE.boards) != \
+        found['group']
+    # No driver running or no GPU: no group to name.
+    assert live_migration.readiness(CARACAL_NOBLE)['group'] is None
+    assert live_migration.group('550.54.16', []) is None
 
 
 def test_typed_vfs_are_held_to_nova_s_vfio_variant_minimums():
@@ -285,14 +327,14 @@ def test_typed_vfs_are_held_to_nova_s_vfio_variant_minimums():
     # meets the mdev minimum, not this one.
     older = model.Versions('3:31.0.0-0ubuntu1~cloud0', '9.6.0-1ubuntu1',
                            '1:8.2.2+ds-0ubuntu1', '6.8.0-49-generic')
-    assert verdict.migration_readiness(older)['ready'] is True
-    vfio = verdict.migration_readiness(older, vendor_vfio=True)
+    assert live_migration.readiness(older)['ready'] is True
+    vfio = live_migration.readiness(older, vendor_vfio=True)
     assert vfio['ready'] is False
     assert [(c['component'], c['minimum'], c['ok'])
             for c in vfio['checks']] == [
         ('nova', '31.0.0', True), ('libvirt', '10.0.0', False),
         ('qemu', '8.2.2', True), ('linux', '5.18', True)]
-    caracal = verdict.migration_readiness(model.Versions(
+    caracal = live_migration.readiness(model.Versions(
         '3:29.2.0-0ubuntu1', '10.0.0-2ubuntu8', '1:8.2.2+ds-0ubuntu1',
         '6.8.0-49-generic'), vendor_vfio=True)
     assert [c['ok'] for c in caracal['checks']] == [False, True, True, True]
@@ -314,7 +356,8 @@ def test_the_table_has_a_line_per_gpu_then_findings_and_verdict():
     assert lines[5].startswith('BROKEN: Guest instance-2b has lost')
     assert lines[6] == (
         'Live migration: not ready (nova 25.2.1 < 29.0.0, libvirt not found '
-        '(needs 8.6.0), qemu not found (needs 8.1.0), linux 5.15.0 < 5.18)')
+        '(needs 8.6.0), qemu not found (needs 8.1.0), linux 5.15.0 < 5.18, '
+        'post-copy off)')
     assert lines[-2:] == ['nvidia-smi: not on this host',
                           'Unhealthy: 1 problem']
     # The structured result is JSON as it stands.

@@ -450,11 +450,33 @@ def test_versions_for_migration_come_from_dpkg_and_proc(
     _write(host_root, '/proc/sys/kernel/osrelease', '6.8.0-49-generic\n')
     fake_commands.set('dpkg-query', stdout='ii \t10.0.0-2ubuntu8.4')
     versions = survey.versions('3:29.2.0-0ubuntu1')
-    assert versions == ('3:29.2.0-0ubuntu1', '10.0.0-2ubuntu8.4',
-                        '10.0.0-2ubuntu8.4', '6.8.0-49-generic')
+    assert versions[:4] == ('3:29.2.0-0ubuntu1', '10.0.0-2ubuntu8.4',
+                            '10.0.0-2ubuntu8.4', '6.8.0-49-generic')
     # libvirt-daemon-system answered: libvirt0 is not asked.
     assert [call[-1] for call in fake_commands.calls] == [
         'libvirt-daemon-system', 'qemu-system-x86']
+    # No nova.conf yet (nova-compute not installed): post-copy not known.
+    assert versions.post_copy is None
+
+
+@pytest.mark.parametrize('text, permitted', [
+    # charm-nova-compute's rendering, either way; oslo.config's words.
+    ('[DEFAULT]\ndebug = False\n[libvirt]\nlive_migration_permit_post_copy'
+     ' = True\n', True),
+    ('[libvirt]\nlive_migration_permit_post_copy = false\n', False),
+    ('[libvirt]\nlive_migration_permit_post_copy = on\n', True),
+    # Unset: Nova's default, off.
+    ('[libvirt]\nvirt_type = kvm\n', False),
+    ('[DEFAULT]\n', False),
+    # Not a boolean Nova would take, or not a file it could read.
+    ('[libvirt]\nlive_migration_permit_post_copy = maybe\n', None),
+    ('live_migration_permit_post_copy = True\n', None),
+])
+def test_post_copy_is_read_as_nova_compute_reads_it(host_root, text,
+                                                    permitted):
+    from nvidia_vgpu.host import nova_conf
+    _write(host_root, nova_conf.NOVA_CONF, text)
+    assert nova_conf.permit_post_copy() is permitted
 
 
 @pytest.mark.parametrize('gpu, asked', [

@@ -135,7 +135,10 @@ def test_migration_not_ready_is_reported_without_failing():
          'ok': False},
         # jammy's kernel, the simulator's default for the series
         {'component': 'linux', 'version': '5.15.0', 'minimum': '5.18',
-         'ok': False}]}
+         'ok': False}],
+        # charm-nova-compute's default renders no post-copy line: off
+        'post_copy': {'permitted': False, 'ok': True},
+        'group': '550.54.16/10de:1db4:10de:1214'}
     assert 'Live migration: not ready (nova 25.2.1 < 29.0.0' in \
         output['actions'][0]['results']['output']
 
@@ -177,6 +180,27 @@ steps:
     assert action['results']['output'].splitlines() == [
         'No NVIDIA GPU on this host.',
         'Live migration: not ready (nova 25.2.1 < 29.0.0, libvirt not found '
-        '(needs 8.6.0), qemu not found (needs 8.1.0), linux 5.15.0 < 5.18)',
+        '(needs 8.6.0), qemu not found (needs 8.1.0), linux 5.15.0 < 5.18, '
+        'post-copy off)',
         'nvidia-smi: not on this host', 'Healthy']
     assert ['nvidia-smi', 'vgpu'] in output['steps'][-1]['commands']
+
+
+def test_post_copy_permitted_means_not_ready_to_live_migrate_naming_the_fix():
+    """Issue 36, item 6: both actions say, per host, whether its vGPU
+    guests can live-migrate and to which hosts."""
+    output = scenario('health/v100-post-copy-permitted.yaml')
+    listing, health = output['actions']
+    expected = (
+        "Live migration: not ready (nova 29.2.0 >= 29.0.0, libvirt 10.0.0 "
+        ">= 8.6.0, qemu 8.2.2 >= 8.1.0, linux 6.8.0 >= 5.18, post-copy "
+        "permitted (nova-compute's live-migration-permit-post-copy must be "
+        "false)); only to hosts of group 550.54.16/10de:1db4:10de:1214 "
+        "(the same vGPU Manager and board)")
+    assert expected in listing['results']['output'].splitlines()
+    assert expected in health['results']['output'].splitlines()
+    migration = json.loads(listing['results']['live_migration'])
+    assert migration['post_copy'] == {'permitted': True, 'ok': False}
+    assert migration['group'] == '550.54.16/10de:1db4:10de:1214'
+    # Information, not a failure.
+    assert health['failed'] is None

@@ -24,8 +24,10 @@ import charmhelpers.core.hookenv as hookenv  # noqa: E402
 import charmhelpers.core.unitdata as unitdata  # noqa: E402
 
 from nvidia_vgpu import state  # noqa: E402
-from nvidia_vgpu.host import inventory, kernel, snapshot  # noqa: E402
-from nvidia_vgpu.nova import resource_classes, type_listing  # noqa: E402
+from nvidia_vgpu.host import (  # noqa: E402
+    dpkg, inventory, kernel, snapshot, survey)
+from nvidia_vgpu.nova import (  # noqa: E402
+    releases, resource_classes, type_listing)
 
 
 def list_vgpu_types() -> None:
@@ -42,7 +44,10 @@ def list_vgpu_types() -> None:
             resource_class=hookenv.config().get(resource_classes.OPTION),
             refusal=state.class_refusal(),
             mig={address: gpu for address, gpu in (host.mig or {}).items()
-                 if address in listed})
+                 if address in listed},
+            versions=survey.versions(
+                dpkg.installed_version(releases.NOVA_PACKAGE), host.gpus),
+            driver=driver)
     hookenv.action_set({key: value if isinstance(value, str)
                         else json.dumps(value, sort_keys=True)
                         for key, value in results.items()})

@@ -214,6 +214,11 @@ class Versions(NamedTuple):
     libvirt: Optional[str]   # libvirt's Debian version
     qemu: Optional[str]      # qemu-system-x86's Debian version
     linux: Optional[str]     # the running kernel's release
+    # nova.conf's [libvirt] live_migration_permit_post_copy (Nova's
+    # default, off, where unset; None: no nova.conf to read)
+    post_copy: Optional[bool] = False
+    # the host's GPU boards, as PCI ids (vendor:device:subvendor:subdevice)
+    boards: Tuple[str, ...] = ()
 
 
 class Resource(NamedTuple):

@@ -57,7 +57,8 @@ class Monitoring:
         self.context.want_detail()
         return verdict.report(
             self.context.plan.detail,
-            survey.versions(self.context.host.nova_version),
+            survey.versions(self.context.host.nova_version,
+                            self.context.host.gpus),
             nvidia_smi.vgpu_report())
 
     def update(self) -> bool:

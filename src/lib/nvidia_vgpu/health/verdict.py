@@ -37,8 +37,7 @@ from typing import (AbstractSet, Dict, List, Mapping, NamedTuple, Optional,
 
 from nvidia_vgpu.driver import software
 from nvidia_vgpu.health import gpu_faults
-from nvidia_vgpu.nova import (
-    guest_safety, nova_config, releases, vfio_migration)
+from nvidia_vgpu.nova import guest_safety, live_migration, nova_config
 from nvidia_vgpu import model, names
 
 Mappings = Dict[str, List[str]]
@@ -71,16 +70,6 @@ GPU_DEGRADED = 'gpu-degraded'
 DRIFT = (VFS_MISSING, NOVA_DEVICE_MISSING, NOVA_TYPE_MISSING,
          GUEST_VGPU_MISSING, GIS_MISSING)
 
-# Live migration of vGPU guests: Nova's documented minimums (Caracal).
-MIGRATION_MINIMUMS = (('nova', (29, 0, 0)), ('libvirt', (8, 6, 0)),
-                      ('qemu', (8, 1, 0)), ('linux', (5, 18)))
-# On NVIDIA's vendor-specific VFIO driver a vGPU is a PCI device: Nova
-# migrates it from Epoxy, on libvirt and QEMU at its minimums for VFIO
-# variant drivers (vfio_migration.py; the kernel's as above).
-VFIO_MIGRATION_MINIMUMS = (
-    ('nova', (31, 0, 0)),
-    ('libvirt', dict(vfio_migration.MINIMUMS)['libvirt']),
-    ('qemu', dict(vfio_migration.MINIMUMS)['QEMU']), ('linux', (5, 18)))
 # Addresses named in one line before "and N more".
 NAMED_DEVICES = 3
 
@@ -499,26 +488,6 @@ def type_counts(facts: HostFacts, gpu: model.GpuState,
     return {'created': len(created), 'in_use': len(in_use), 'free': free}
 
 
-def migration_readiness(versions: model.Versions,
-                        vendor_vfio: bool = False) -> Dict[str, object]:
-    """Each component against Nova's minimum for migrating vGPU guests
-    (vendor_vfio: a GPU here runs the vendor-specific VFIO driver, whose
-    typed VFs have their own), and whether all are met."""
-    checks = []
-    for component, minimum in (VFIO_MIGRATION_MINIMUMS if vendor_vfio
-                               else MIGRATION_MINIMUMS):
-        version = getattr(versions, component)
-        found = releases.upstream_tuple(version) if version else ()
-        checks.append({
-            'component': component,
-            'version': releases.upstream_version(version)
-            if version else None,
-            'minimum': '.'.join(str(part) for part in minimum),
-            'ok': bool(found) and found >= minimum})
-    return {'ready': all(check['ok'] for check in checks),
-            'checks': checks}
-
-
 def report(facts: HostFacts, versions: Optional[model.Versions] = None,
            nvidia_smi: Optional[str] = None) -> Dict[str, object]:
     """The action's structured result."""
@@ -537,8 +506,9 @@ def report(facts: HostFacts, versions: Optional[model.Versions] = None,
         'nvidia_smi': nvidia_smi,
     }
     if versions is not None:
-        result['live_migration'] = migration_readiness(
-            versions, any(gpu.vendor_vfio for gpu in facts.gpus))
+        result['live_migration'] = live_migration.readiness(
+            versions, any(gpu.vendor_vfio for gpu in facts.gpus),
+            facts.driver)
     return result
 
 
@@ -548,17 +518,6 @@ def _cell(value: object) -> str:
     if isinstance(value, list):
         return ', '.join(str(item) for item in value) or '-'
     return str(value)
-
-
-def _check(check: Mapping[str, object]) -> str:
-    """'qemu 8.2.2 >= 8.1.0', 'qemu 6.2 < 8.1.0', 'qemu not found
-    (needs 8.1.0)'."""
-    if check['version'] is None:
-        return '{} not found (needs {})'.format(check['component'],
-                                                check['minimum'])
-    return '{} {} {} {}'.format(check['component'], check['version'],
-                                '>=' if check['ok'] else '<',
-                                check['minimum'])
 
 
 def table(result: Mapping[str, object]) -> str:
@@ -624,9 +583,7 @@ def _host_lines(result: Mapping[str, object]) -> List[str]:
             'BROKEN' if finding['broken'] else 'note', finding['message']))
     migration = result.get('live_migration')
     if migration:
-        lines.append('Live migration: {} ({})'.format(
-            'ready' if migration['ready'] else 'not ready',
-            ', '.join(_check(check) for check in migration['checks'])))
+        lines.append(live_migration.line(migration))
     if result['nvidia_smi'] is None:
         lines.append('nvidia-smi: not on this host')
     else:

@@ -8,7 +8,7 @@ and update-status can both run it.
 """
 from typing import Callable, Dict, Iterable, Optional, Tuple
 
-from nvidia_vgpu.host import dpkg, kernel, systemd
+from nvidia_vgpu.host import dpkg, kernel, nova_conf, systemd
 from nvidia_vgpu import model
 
 LIBVIRT_PACKAGES = ('libvirt-daemon-system', 'libvirt0')
@@ -27,10 +27,14 @@ def units(services: Iterable[str], boot_units: Iterable[str]
             {name[:-len('.service')]: words[name] for name in present})
 
 
-def versions(nova: Optional[str]) -> model.Versions:
-    """What live migration depends on, as installed here."""
+def versions(nova: Optional[str],
+             gpus: Iterable[model.HostGpu] = ()) -> model.Versions:
+    """What live migration depends on, as installed here: the versions,
+    nova-compute's post-copy setting, and these GPUs' boards."""
     libvirt, qemu = libvirt_and_qemu()
-    return model.Versions(nova, libvirt, qemu, kernel.running_release())
+    return model.Versions(nova, libvirt, qemu, kernel.running_release(),
+                          nova_conf.permit_post_copy(),
+                          tuple(sorted({gpu.ids for gpu in gpus if gpu.ids})))
 
 
 def libvirt_and_qemu(installed: Callable[[str], Optional[str]]

@@ -5,7 +5,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from nvidia_vgpu import model, names, vgpu_types
 from nvidia_vgpu.driver import software
 from nvidia_vgpu.mig import layout as mig_layout
-from nvidia_vgpu.nova import resource_classes
+from nvidia_vgpu.nova import live_migration, resource_classes
 
 Results = Dict[str, object]
 
@@ -76,7 +76,9 @@ def offered_types(host: model.HostSnapshot) -> List[model.GpuTypes]:
 
 def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
             refusal: Optional[str] = None,
-            mig: Optional[Mapping[str, model.MigGpu]] = None) -> Results:
+            mig: Optional[Mapping[str, model.MigGpu]] = None,
+            versions: Optional[model.Versions] = None,
+            driver: Optional[str] = None) -> Results:
     """A table in 'output', the same rows as structured data in 'types'.
 
     resource_class: the vgpu-resource-class option; refusal: why the
@@ -85,6 +87,9 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
     under that problem. mig: the listed GPUs that are MIG-capable, whose
     mode and GPU instances follow the table (in 'mig' too): a VF offers a
     MIG-backed type only while a free GPU instance of its profile exists.
+    versions: what live migration depends on here; with them, whether
+    this host's vGPU guests can live-migrate, and to which hosts (driver:
+    the vGPU Manager running), ends the output (in 'live_migration' too).
     """
     problem = refusal
     try:
@@ -116,6 +121,12 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
                           for address, gpu in sorted(mig.items())}
         results['output'] = '\n'.join([output] + [
             _mig_line(gpu, records) for _, gpu in sorted(mig.items())])
+    if versions is not None:
+        migration = live_migration.readiness(
+            versions, any(gpu.vendor_vfio for gpu in offered), driver)
+        results['live_migration'] = migration
+        results['output'] = '{}\n{}'.format(
+            results['output'], live_migration.line(migration))
     return results
 
 
