@@ -579,6 +579,10 @@ class Simulation:
         Its exit code, stdout and stderr, as a shell would give them
         (127: not found, 126: cannot run, 128+N: killed by signal N)."""
         program = self.host_root + argv[0]
+        environment = exec_step.environment(self._environment({}))
+        if argv[0] == AGENT_DIR + exec_step.VENV_PYTHON:
+            program, environment = exec_step.unit_python(
+                self.python, self.charm_dir, environment)
         if not os.path.exists(program):
             return exec_step.missing(argv[0])
         privileges, note = exec_step.as_user(user)
@@ -588,7 +592,7 @@ class Simulation:
         try:
             done = subprocess.run(
                 [program] + list(argv[1:]), cwd=self.charm_dir,
-                env=exec_step.environment(self._environment({})),
+                env=environment,
                 capture_output=True, text=True, timeout=HOOK_TIMEOUT,
                 **privileges)
             code, stdout, stderr = done.returncode, done.stdout, done.stderr

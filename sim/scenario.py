@@ -57,7 +57,15 @@ _MEMORY_SLICES = 8
 _MDEV_TYPE = {'name': str, 'description': str,
               'available_instances': int, 'device_api': str}
 _MDEV = {'uuid': str, 'parent': str, 'type': str, 'defined': bool}
-_DOMAIN = {'name': str, 'mdevs': list, 'pci': list, 'state': str}
+_DOMAIN = {'name': str, 'mdevs': list, 'pci': list, 'state': str,
+           'uuid': str, 'vgpu': dict}
+# What the simulated NVML reports of a guest's vGPU (an addition).
+_GUEST_VGPU = {'license': str, 'guest_driver': str, 'utilization': int,
+               'framebuffer_used_mib': int}
+_GUEST_LICENSES = ('licensed', 'unlicensed', 'unlicensed-restricted',
+                   'unlicensed-unrestricted', 'uninitialized')
+_DOMAIN_UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                          r'[0-9a-f]{4}-[0-9a-f]{12}$')
 _GUESTS = {'libvirt_domains': list, 'mdevs': list}
 # A program run on the host (exec): its argv, argv[0] its path there.
 _EXEC = {'argv': list, 'user': str}
@@ -131,6 +139,24 @@ def _check_domains(where: str, domains: List[Any]) -> None:
         if state not in simguests.DOMAIN_STATES:
             raise ScenarioError('{}.state: {!r} is not one of {}'.format(
                 at, state, ', '.join(simguests.DOMAIN_STATES)))
+        _check_guest_vgpu(at, domain)
+
+
+def _check_guest_vgpu(at: str, domain: Dict[str, Any]) -> None:
+    """A domain's UUID (lower-case, as libvirt writes it) and what NVML
+    reports of its guest (sim/README.md, "Per-vGPU figures")."""
+    if 'uuid' in domain and not _DOMAIN_UUID.match(domain['uuid']):
+        raise ScenarioError('{}.uuid: {!r} is not a lower-case UUID'.format(
+            at, domain['uuid']))
+    figures = domain.get('vgpu', {})
+    _check_keys(at + '.vgpu', figures, _GUEST_VGPU)
+    if figures.get('license', 'licensed') not in _GUEST_LICENSES:
+        raise ScenarioError('{}.vgpu.license: expected one of {}'.format(
+            at, ', '.join(_GUEST_LICENSES)))
+    if not 0 <= figures.get('utilization', 0) <= 100:
+        raise ScenarioError(at + '.vgpu.utilization: a percentage, 0 to 100')
+    if figures.get('framebuffer_used_mib', 0) < 0:
+        raise ScenarioError(at + '.vgpu.framebuffer_used_mib: not negative')
 
 
 def _check_mig(where: str, function: Dict[str, Any]) -> None:
