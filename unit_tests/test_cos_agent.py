@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -228,18 +229,35 @@ def test_nothing_restarts_unless_the_unit_changed(fake_commands):
         ['systemctl', 'restart', cos_agent.UNIT]]
 
 
-def test_a_changed_exporter_restarts_the_service(fake_commands, tmp_path):
-    """A charm upgrade that changes the exporter's code changes the unit
-    (its source's digest), hence a restart onto the new code."""
+@pytest.mark.parametrize('source', cos_agent.EXPORTER_SOURCES)
+def test_a_changed_exporter_restarts_the_service(fake_commands, tmp_path,
+                                                 source):
+    """A charm upgrade that changes the exporter's code, any module of it,
+    changes the unit (its sources' digest), hence a restart onto the new
+    code."""
     lib = tmp_path / 'lib'
     shutil.copytree(LIB, str(lib))
     fake_commands.set('systemctl')
     cos_agent.ensure_exporter(10320, PYTHON, str(lib))
-    with open(str(lib / 'nvidia_vgpu/monitoring/exporter.py'), 'a') as stream:
+    with open(str(lib / source), 'a') as stream:
         stream.write('# a new revision\n')
     cos_agent.ensure_exporter(10320, PYTHON, str(lib))
     assert fake_commands.calls.count(
         ['systemctl', 'restart', cos_agent.UNIT]) == 2
+
+
+def test_the_digest_covers_every_module_the_exporter_loads():
+    """Run as its service runs it: every module of ours it imports is one
+    the digest reads."""
+    probe = ('import sys; sys.path.insert(0, sys.argv[1]); '
+             'import nvidia_vgpu.monitoring.exporter; '
+             'print("\\n".join(sorted(m.__file__ for n, m in '
+             'sys.modules.items() if n.startswith("nvidia_vgpu"))))')
+    loaded = subprocess.run(
+        [sys.executable, '-c', probe, LIB], check=True,
+        stdout=subprocess.PIPE, universal_newlines=True).stdout.split()
+    assert sorted(os.path.relpath(path, LIB) for path in loaded) == sorted(
+        cos_agent.EXPORTER_SOURCES)
 
 
 def test_a_service_that_does_not_start_is_reported_and_still_published(

@@ -49,6 +49,9 @@ PROGRAMS = {
              "Juju's state (hookenv, charms.reactive)",
     'relations': "one module per relation: charms.reactive's endpoints, "
                  'what the charm reads from them and sets on them',
+    'monitoring.guest_metrics': "the exporter's per-vGPU figures, read "
+                                'through the driver\'s NVML (pynvml), in '
+                                'the exporter service only',
     'monitoring.exporter': "the Prometheus exporter service, under the "
                            "unit's venv (prometheus_client), reading the "
                            'facts file',

@@ -116,7 +116,7 @@ def test_layer_openstack_options_the_charm_does_not_use_are_deleted():
 FROM_LAYERS = {'charmhelpers', 'charms', 'charms_openstack'}
 # This charm's own packages (src/lib, src/reactive, the interface layer).
 OWN = {'charm', 'nvidia_vgpu', 'reactive', 'relations'}
-DISTRIBUTION_IMPORTS = {'PyYAML': 'yaml'}
+DISTRIBUTION_IMPORTS = {'PyYAML': 'yaml', 'nvidia-ml-py': 'pynvml'}
 # Narrower pins of what a layer's wheelhouse brings, for the build.
 LAYER_PINS = {'dnspython', 'charms.reactive', 'charmhelpers', 'setuptools',
               'netifaces'}

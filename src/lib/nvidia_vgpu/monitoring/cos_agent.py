@@ -48,11 +48,24 @@ def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
         'port': port, 'address': ADDRESS})
 
 
+# Every module of ours the exporter service loads (unit_tests/
+# test_cos_agent.py holds this to what it imports), under lib/.
+EXPORTER_SOURCES = (
+    'nvidia_vgpu/__init__.py', 'nvidia_vgpu/host/__init__.py',
+    'nvidia_vgpu/host/hostfs.py', 'nvidia_vgpu/monitoring/__init__.py',
+    'nvidia_vgpu/monitoring/exporter.py',
+    'nvidia_vgpu/monitoring/facts_file.py',
+    'nvidia_vgpu/monitoring/guest_metrics.py')
+
+
 def exporter_digest(lib_dir: str) -> str:
-    """The first 16 hex digits of the exporter's source's sha256."""
-    path = os.path.join(lib_dir, 'nvidia_vgpu', 'monitoring', 'exporter.py')
-    with open(path, 'rb') as stream:
-        return hashlib.sha256(stream.read()).hexdigest()[:16]
+    """The first 16 hex digits of the sha256 of the exporter's sources:
+    a charm upgrade that changes any of them restarts the service."""
+    digest = hashlib.sha256()
+    for source in EXPORTER_SOURCES:
+        with open(os.path.join(lib_dir, source), 'rb') as stream:
+            digest.update(stream.read())
+    return digest.hexdigest()[:16]
 
 
 def ensure_exporter(port: int, python: str, lib_dir: str) -> Optional[str]:
