@@ -135,6 +135,45 @@ def test_each_package_is_asked_once_per_database_state(
         'mdevctl', 'nova-common']
 
 
+@pytest.mark.parametrize('abbrev, installed', [
+    ('ii ', True),
+    # apt-mark hold: still installed; the vGPU Manager must not be taken
+    # for missing and installed again under running guests.
+    ('hi ', True),
+    ('rc ', False),        # removed, its configuration files kept
+    ('un ', False),
+    ('iU ', False),        # unpacked, not configured
+])
+def test_a_held_package_is_installed(fake_commands, abbrev, installed):
+    fake_commands.set('dpkg-query', stdout='{}\t550.54.16'.format(abbrev))
+    assert dpkg.installed_version('nvidia-vgpu-ubuntu-550') == (
+        '550.54.16' if installed else None)
+
+
+def test_the_status_file_gives_installed_and_held_packages(host_root):
+    _dpkg_writes_status(host_root, (
+        'Package: nova-common\nStatus: hold ok installed\n'
+        'Version: 3:29.2.0-0ubuntu1\n\n'
+        'Package: qemu-system-x86\nStatus: install ok installed\n'
+        'Version: 1:8.2.2+ds-0ubuntu1\n\n'
+        'Package: libvirt0\nStatus: deinstall ok config-files\n'
+        'Version: 10.0.0-2ubuntu8\n'))
+    assert dpkg.status_versions(
+        ['nova-common', 'qemu-system-x86', 'libvirt0', 'mdevctl']) == {
+            'nova-common': '3:29.2.0-0ubuntu1',
+            'qemu-system-x86': '1:8.2.2+ds-0ubuntu1',
+            'libvirt0': None, 'mdevctl': None}
+
+
+def test_the_status_file_is_not_read_while_dpkg_has_pending_changes(
+        host_root):
+    _dpkg_writes_status(host_root, 'Package: nova-common\n')
+    updates = pathlib.Path(host_root, 'var', 'lib', 'dpkg', 'updates')
+    updates.mkdir()
+    (updates / '0000').write_text('Package: nova-common\n')
+    assert dpkg.status_versions(['nova-common']) is None
+
+
 def test_without_a_dpkg_database_dpkg_is_always_asked(
         host_root, fake_commands):
     _dpkg_answers(fake_commands, '1.0')

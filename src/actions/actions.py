@@ -25,7 +25,7 @@ import charmhelpers.core.unitdata as unitdata  # noqa: E402
 
 from nvidia_vgpu import state  # noqa: E402
 from nvidia_vgpu.host import (  # noqa: E402
-    dpkg, inventory, kernel, snapshot, survey)
+    inventory, kernel, snapshot, survey)
 from nvidia_vgpu.nova import (  # noqa: E402
     releases, resource_classes, type_listing)
 
@@ -38,6 +38,8 @@ def list_vgpu_types() -> None:
         pci_address=hookenv.action_get('pci-address') or None)
     if results is None:
         host = snapshot.read_listing(tuple(gpus), driver)
+        # Versions for live migration, read as a file: no dpkg-query.
+        installed = survey.from_status_file([releases.NOVA_PACKAGE])
         listed = {gpu.address for gpu in gpus}
         results = type_listing.listing(
             type_listing.offered_types(host),
@@ -46,7 +48,7 @@ def list_vgpu_types() -> None:
             mig={address: gpu for address, gpu in (host.mig or {}).items()
                  if address in listed},
             versions=survey.versions(
-                dpkg.installed_version(releases.NOVA_PACKAGE), host.gpus),
+                installed(releases.NOVA_PACKAGE), host.gpus, installed),
             driver=driver)
     hookenv.action_set({key: value if isinstance(value, str)
                         else json.dumps(value, sort_keys=True)

@@ -1,7 +1,7 @@
 """The host's package manager: installed packages, .deb files, apt-get."""
 import os
 import subprocess
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from nvidia_vgpu.host.hostfs import host_path
 from nvidia_vgpu import model
@@ -21,7 +21,9 @@ def installed_version(package: str) -> Optional[str]:
     """Version of an installed package, or None when it is not installed.
 
     dpkg-query also knows packages that were removed but not purged
-    (config-files state); only "install ok installed" counts here.
+    (config-files state); only an installed one counts here, whether it
+    is selected for install or held (`apt-mark hold`, which operators
+    put on the vGPU Manager and on nova: "hi", not "ii").
     """
     try:
         output = subprocess.run(
@@ -32,7 +34,41 @@ def installed_version(package: str) -> Optional[str]:
     except subprocess.CalledProcessError:
         return None
     status, _, version = output.partition('\t')
-    return version.strip() if status.startswith('ii') else None
+    # Status-Abbrev: selection, state, error flag; the state 'i' is
+    # installed.
+    return version.strip() if status[1:2] == 'i' else None
+
+
+def status_versions(packages: Sequence[str]
+                    ) -> Optional[Dict[str, Optional[str]]]:
+    """The installed version of each of these packages (None: not
+    installed) from dpkg's status file, read as a file, without a
+    process: for a caller that must stay cheap (list-vgpu-types). None
+    where dpkg has changes not yet folded into the file (updates/): ask
+    dpkg-query then."""
+    if os.listdir(host_path(DPKG_UPDATES)) if os.path.isdir(
+            host_path(DPKG_UPDATES)) else False:
+        return None
+    wanted = set(packages)
+    found: Dict[str, Optional[str]] = dict.fromkeys(packages)
+    fields: Dict[str, str] = {}
+    try:
+        with open(host_path(DPKG_STATUS), encoding='utf-8',
+                  errors='replace') as stream:
+            for line in list(stream) + ['\n']:
+                if not line.strip():
+                    # Status: selection, flag, state ("hold ok
+                    # installed" is installed too)
+                    if fields.get('Package') in wanted and fields.get(
+                            'Status', '').split()[2:] == ['installed']:
+                        found[fields['Package']] = fields.get('Version')
+                    fields = {}
+                elif not line[0].isspace() and ':' in line:
+                    key, _, value = line.partition(':')
+                    fields[key] = value.strip()
+    except OSError:
+        return None
+    return found
 
 
 def database_stamp() -> Optional[List[Any]]:

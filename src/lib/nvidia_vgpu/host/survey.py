@@ -28,13 +28,28 @@ def units(services: Iterable[str], boot_units: Iterable[str]
 
 
 def versions(nova: Optional[str],
-             gpus: Iterable[model.HostGpu] = ()) -> model.Versions:
+             gpus: Iterable[model.HostGpu] = (),
+             installed: Callable[[str], Optional[str]]
+             = dpkg.installed_version) -> model.Versions:
     """What live migration depends on, as installed here: the versions,
-    nova-compute's post-copy setting, and these GPUs' boards."""
-    libvirt, qemu = libvirt_and_qemu()
+    nova-compute's post-copy setting, and these GPUs' boards (installed:
+    how a package's version is asked)."""
+    libvirt, qemu = libvirt_and_qemu(installed)
     return model.Versions(nova, libvirt, qemu, kernel.running_release(),
                           nova_conf.permit_post_copy(),
                           tuple(sorted({gpu.ids for gpu in gpus if gpu.ids})))
+
+
+def from_status_file(also: Iterable[str] = ()
+                     ) -> Callable[[str], Optional[str]]:
+    """How list-vgpu-types asks the versions live migration depends on
+    (libvirt's, QEMU's, and `also`): from dpkg's status file, one read
+    for all (dpkg-query where dpkg has pending changes)."""
+    found = dpkg.status_versions(
+        tuple(also) + LIBVIRT_PACKAGES + (QEMU_PACKAGE,))
+    if found is None:
+        return dpkg.installed_version
+    return found.get
 
 
 def libvirt_and_qemu(installed: Callable[[str], Optional[str]]
