@@ -354,11 +354,21 @@ class NovaCompute(fixtures.Fixture):
 
         Raises Nova's ComputeResourcesUnavailable where it cannot.
         """
-        provider = self.tree.data('{}_{}'.format(NODE, libvirt_name(address)))
+        return self.allocate_for_one_guest([address], resource_class)
+
+    def allocate_for_one_guest(self, addresses: List[str],
+                               resource_class: str = 'VGPU'
+                               ) -> List[Tuple[str, str]]:
+        """Boot one guest on a vGPU from each of these devices' providers
+        (a flavor's request groups, each met by a provider of its own):
+        the (device, type) of each vGPU Nova created for it."""
         before = len(self.created)
         # One consumer's allocations, as the compute manager passes them.
-        self.driver._allocate_mdevs({provider.uuid: {
-            'resources': {resource_class: 1}}})
+        self.driver._allocate_mdevs({
+            self.tree.data('{}_{}'.format(
+                NODE, libvirt_name(address))).uuid: {
+                    'resources': {resource_class: 1}}
+            for address in addresses})
         return [(_address_of(name), mdev_type)
                 for name, mdev_type in self.created[before:]]
 

@@ -27,20 +27,29 @@ def test_each_vf_gets_its_type_again_at_every_boot():
 
 def test_list_vgpu_types_reads_the_vfs_type_tables():
     output = scenario('no-mdev/l40s-epoxy.yaml')
-    # VGPU (the default) on this path: each type's own class and alias.
-    assert output['actions'][0]['results']['output'].splitlines() == [
+    # VGPU (the default) on this path: each type's own class and alias;
+    # two VFs of the alias give a guest two vGPUs (issue 36, item 7).
+    *lines, migration = output['actions'][0]['results'][
+        'output'].splitlines()
+    assert lines == [
         'nvidia-1145, 0000:41:00.0, NVIDIA L40S-1B, no description, '
         'available=8 on 8 VFs, profile=L40S-1B, '
         'resource_class=CUSTOM_NVIDIA_1145, '
-        'flavor=pci_passthrough:alias=nvidia-1145:1',
+        'flavor=pci_passthrough:alias=nvidia-1145:1, '
+        'two per guest: pci_passthrough:alias=nvidia-1145:2',
         'nvidia-1148, 0000:41:00.0, NVIDIA L40S-2Q, no description, '
         'available=8 on 8 VFs, profile=L40S-2Q, '
         'resource_class=CUSTOM_NVIDIA_1148, '
-        'flavor=pci_passthrough:alias=nvidia-1148:1',
+        'flavor=pci_passthrough:alias=nvidia-1148:1, '
+        'two per guest: pci_passthrough:alias=nvidia-1148:2',
         'nvidia-1155, 0000:41:00.0, NVIDIA L40S-48Q, no description, '
         'available=8 on 8 VFs, profile=L40S-48Q, '
         'resource_class=CUSTOM_NVIDIA_1155, '
-        'flavor=pci_passthrough:alias=nvidia-1155:1']
+        'flavor=pci_passthrough:alias=nvidia-1155:1, '
+        'two per guest: pci_passthrough:alias=nvidia-1155:2']
+    # Epoxy on noble: its typed VFs can live-migrate.
+    assert migration.startswith('Live migration: ready (nova 31.0.0 >= '
+                                '31.0.0, libvirt 10.0.0 >= 10.0.0')
 
 
 def test_before_epoxy_the_status_says_it_needs_a_newer_openstack():

@@ -61,9 +61,10 @@ def test_vfio_vfs_go_to_nova_under_the_profiles_class():
                    'VFs; typed VFs live-migratable; nvidia-1148 as '
                    'CUSTOM_VGPU_L40S_2Q'}
     listed = output['actions'][0]['results']['output'].splitlines()
-    assert listed[1].split(', ')[-3:] == [
+    assert listed[1].split(', ')[-4:] == [
         'profile=L40S-2Q', 'resource_class=CUSTOM_VGPU_L40S_2Q',
-        'flavor=pci_passthrough:alias=CUSTOM_VGPU_L40S_2Q:1']
+        'flavor=pci_passthrough:alias=CUSTOM_VGPU_L40S_2Q:1',
+        'two per guest: pci_passthrough:alias=CUSTOM_VGPU_L40S_2Q:2']
 
 
 # ------------------------------------------------------ V100s, wallaby

@@ -47,7 +47,10 @@ def test_vfs_gone_at_reboot_come_back_and_nova_is_not_touched():
 
 def test_list_vgpu_types_groups_vfs_under_their_gpu():
     output = scenario('sriov/a100-caracal.yaml')
-    lines = output['actions'][0]['results']['output'].splitlines()
+    *lines, migration = output['actions'][0]['results'][
+        'output'].splitlines()
+    assert migration.startswith('Live migration: not ready (nova 29.2.0 >= '
+                                '29.0.0, libvirt not found')
     assert lines == [
         'nvidia-692, 0000:41:00.0, GRID A100D-4C, framebuffer=4096M, '
         'max_instance=20, num_heads=1, max_resolution=4096x2160, '
@@ -97,7 +100,7 @@ def test_the_a40s_change_applies_once_the_guest_is_gone():
 
 def test_list_vgpu_types_says_what_each_a40_can_still_host():
     output = scenario('sriov/two-a40-guests-caracal.yaml')
-    lines = output['actions'][0]['results']['output'].splitlines()
+    lines = output['actions'][0]['results']['output'].splitlines()[:-1]
     # The second A40 hosts the guest's A40-48Q: full, and one type at a
     # time; the first can take 24 A40-2Q or one A40-48Q.
     assert [line.split(', ')[:3] + line.split(', ')[-4:-3]

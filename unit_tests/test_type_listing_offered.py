@@ -4,6 +4,8 @@ the first VF of an mdev GPU gives them, each VF's own free instances,
 the vGPUs on the GPU's VFs, and on NVIDIA's vendor-specific VFIO driver
 each VF's own table in type order. Type ids and names are those of the
 shipped scenarios (scenarios/sriov/, scenarios/no-mdev/)."""
+import pytest
+
 from nvidia_vgpu import model
 from nvidia_vgpu.nova import type_listing
 
@@ -81,3 +83,42 @@ def test_an_unread_free_count_is_unknown_not_zero():
     assert {vgpu_type.available_instances
             for device in type_listing.offered_types(host)[0].per_device
             for vgpu_type in device} == {None}
+
+
+# Nova releases as nova-common gives them: Caracal (29), Epoxy (31),
+# Flamingo (32), Gazpacho (33).
+CARACAL, EPOXY = '3:29.2.0-0ubuntu1', '3:31.0.0-0ubuntu1~cloud0'
+FLAMINGO, GAZPACHO = '3:32.0.0-0ubuntu1', '3:33.0.0-0ubuntu1'
+
+
+@pytest.mark.parametrize('nova, v100_two, l40s_two', [
+    # Before Gazpacho Nova's libvirt driver creates the first request
+    # group's vGPU only; typed VFs are PCI devices from Epoxy on.
+    (None, None, None),
+    (CARACAL, None, None),
+    (EPOXY, None, 'pci_passthrough:alias=nvidia-1148:2'),
+    (FLAMINGO, None, 'pci_passthrough:alias=nvidia-1148:2'),
+    (GAZPACHO, 'resources1:VGPU=1 resources2:VGPU=1 group_policy=isolate',
+     'pci_passthrough:alias=nvidia-1148:2'),
+])
+def test_two_vgpus_per_guest_only_where_this_nova_gives_them(
+        nova, v100_two, l40s_two):
+    versions = model.Versions(nova, None, None, None) if nova else None
+    types = {(record['gpu'], record['type']): record for record in
+             type_listing.listing(type_listing.offered_types(_host()),
+                                  'VGPU', versions=versions)['types']}
+    assert types[(V100, 'nvidia-108')]['flavor_property_two'] == v100_two
+    assert types[(L40S, 'nvidia-1148')]['flavor_property_two'] == l40s_two
+    output = type_listing.listing(type_listing.offered_types(_host()),
+                                  'VGPU', versions=versions)['output']
+    assert ('two per guest: ' in output) is bool(l40s_two)
+
+
+def test_two_vgpus_per_guest_in_the_profiles_class():
+    versions = model.Versions(GAZPACHO, None, None, None)
+    v100 = [record for record in type_listing.listing(
+        type_listing.offered_types(_host()), 'per-profile',
+        versions=versions)['types'] if record['gpu'] == V100]
+    assert [record['flavor_property_two'] for record in v100] == [
+        'resources1:CUSTOM_VGPU_V100_8Q=1 resources2:CUSTOM_VGPU_V100_8Q=1 '
+        'group_policy=isolate']

@@ -92,6 +92,9 @@ def table(records: Iterable[Dict[str, object]]) -> str:
             line += ', profile={}, resource_class={}, flavor={}'.format(
                 *(record[key] or 'none' for key in (
                     'profile', 'resource_class', 'flavor_property')))
+        if record.get('flavor_property_two'):
+            line += ', two per guest: {}'.format(
+                record['flavor_property_two'])
         lines.append(line)
     return '\n'.join(lines)
 

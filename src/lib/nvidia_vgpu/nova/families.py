@@ -26,6 +26,10 @@ class Family(NamedTuple):
     # Nova defines the vGPUs it creates (libvirt, through mdevctl) and
     # starts only defined ones at start
     nova_persists_mdevs: bool
+    # nova's upstream version from which a flavor's several request
+    # groups of vGPUs each get one (before, the libvirt driver takes the
+    # first group's only: bug 1758086); () : not in this family
+    several_vgpus_per_guest_from: Tuple[int, ...] = ()
 
 
 _QUEENS_REASON = ('OpenStack Queens to Train use only the first type of '
@@ -39,7 +43,9 @@ _USSURI_REASON = ('nova 21 (Ussuri) and 22 before 22.2.1 use only the '
 # not need it (capacity.py says why). From Dalmatian, Nova persists vGPUs
 # through libvirt, which needs mdevctl (instances fail to start without
 # it). From Epoxy, VFs typed by NVIDIA's vendor-specific VFIO driver are
-# offered through PCI passthrough ([pci] device_spec, managed: no).
+# offered through PCI passthrough ([pci] device_spec, managed: no). From
+# Gazpacho, a guest gets a vGPU from each request group of its flavor
+# (releasenotes/notes/bug-1758086-e9d147380d149789.yaml).
 FAMILIES: Tuple[Family, ...] = (
     Family('queens', nova_config.QUEENS, (), _QUEENS_REASON, True, False),
     Family('ussuri', nova_config.USSURI, (), _USSURI_REASON, True, False),
@@ -50,7 +56,8 @@ FAMILIES: Tuple[Family, ...] = (
            False),
     Family('dalmatian', nova_config.CARACAL, None, _USSURI_REASON, False,
            True),
-    Family('epoxy', nova_config.EPOXY, None, _USSURI_REASON, False, True),
+    Family('epoxy', nova_config.EPOXY, None, _USSURI_REASON, False, True,
+           several_vgpus_per_guest_from=(33, 0, 0)),
 )
 
 
@@ -74,6 +81,24 @@ def type_limit(family: Family, nova_version: str) -> Optional[int]:
             nova_version) >= family.several_types_from):
         return None
     return 1
+
+
+def several_vgpus_per_guest(nova_version: Optional[str],
+                            vendor_vfio: bool) -> bool:
+    """Whether this nova gives one guest several vGPUs, each from a
+    provider of its own (False where nova is not installed: not known).
+    On vendor-specific VFIO a vGPU is a PCI device, and a flavor's alias
+    takes as many as it names wherever Nova takes typed VFs at all; on
+    the mdev path, from the release whose libvirt driver creates one for
+    each request group of the flavor."""
+    if not nova_version:
+        return False
+    family = family_of(nova_version)
+    if vendor_vfio:
+        return family.options.managed_no_vfs
+    threshold = family.several_vgpus_per_guest_from
+    return bool(threshold) and releases.upstream_tuple(
+        nova_version) >= threshold
 
 
 def nova_rules(nova_version: Optional[str]) -> model.NovaRules:

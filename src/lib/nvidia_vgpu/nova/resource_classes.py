@@ -125,6 +125,22 @@ def flavor_property(vgpu_type: str, resource_class: str,
     return 'resources:{}=1'.format(resource_class)
 
 
+def flavor_property_for(count: int, vgpu_type: str, resource_class: str,
+                        vendor_vfio: bool) -> str:
+    """The flavor extra specs that ask for `count` vGPUs of this class
+    for one guest: on vendor-specific VFIO `count` devices of its [pci]
+    alias; on the mdev path one request group each (Placement takes
+    `resources:<class>=2` from one provider, which a VF's single vGPU
+    cannot give), from different providers (group_policy=isolate: two
+    GPUs, or two VFs)."""
+    if vendor_vfio:
+        return 'pci_passthrough:alias={}:{}'.format(
+            alias_name(vgpu_type, resource_class), count)
+    return ' '.join(['resources{}:{}=1'.format(group, resource_class)
+                     for group in range(1, count + 1)] +
+                    ['group_policy=isolate'])
+
+
 def for_type(chosen: str, vgpu_type: str, driver_name: str,
              vendor_vfio: bool) -> TypeClass:
     """One type as list-vgpu-types shows it: its profile name, the class

@@ -5,7 +5,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from nvidia_vgpu import model, names, vgpu_types
 from nvidia_vgpu.driver import software
 from nvidia_vgpu.mig import layout as mig_layout
-from nvidia_vgpu.nova import live_migration, resource_classes
+from nvidia_vgpu.nova import families, live_migration, resource_classes
 
 Results = Dict[str, object]
 
@@ -98,17 +98,8 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
         chosen, problem = None, str(error)
     if problem:
         chosen = None
-    records: List[Dict[str, object]] = []
-    for gpu in offered:
-        if gpu.sriov:
-            found = vgpu_types.gpu_records(gpu.gpu, gpu.per_device,
-                                           gpu.hosted)
-            _cap_at_free_instances(found, (mig or {}).get(gpu.gpu),
-                                   gpu.hosted)
-        else:
-            found = [vgpu_types.as_record(vgpu_type, gpu.gpu)
-                     for vgpu_type in gpu.per_device[0]]
-        records += _with_classes(found, chosen, gpu.vendor_vfio)
+    records = _records(offered, chosen, mig,
+                       versions.nova if versions else None)
     output = vgpu_types.table(records) or (
         'The NVIDIA driver offers no vGPU types on {}.'.format(
             ', '.join(gpu.gpu for gpu in offered)))
@@ -122,12 +113,40 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
         results['output'] = '\n'.join([output] + [
             _mig_line(gpu, records) for _, gpu in sorted(mig.items())])
     if versions is not None:
-        migration = live_migration.readiness(
-            versions, any(gpu.vendor_vfio for gpu in offered), driver)
-        results['live_migration'] = migration
-        results['output'] = '{}\n{}'.format(
-            results['output'], live_migration.line(migration))
+        _add_migration(results, versions,
+                       any(gpu.vendor_vfio for gpu in offered), driver)
     return results
+
+
+def _records(offered: List[model.GpuTypes], chosen: Optional[str],
+             mig: Optional[Mapping[str, model.MigGpu]],
+             nova_version: Optional[str]) -> List[Dict[str, object]]:
+    """A record per type and GPU (per VF group on SR-IOV GPUs), with
+    its class and flavor properties."""
+    records: List[Dict[str, object]] = []
+    for gpu in offered:
+        if gpu.sriov:
+            found = vgpu_types.gpu_records(gpu.gpu, gpu.per_device,
+                                           gpu.hosted)
+            _cap_at_free_instances(found, (mig or {}).get(gpu.gpu),
+                                   gpu.hosted)
+        else:
+            found = [vgpu_types.as_record(vgpu_type, gpu.gpu)
+                     for vgpu_type in gpu.per_device[0]]
+        records += _with_classes(
+            found, chosen, gpu.vendor_vfio, families.several_vgpus_per_guest(
+                nova_version, gpu.vendor_vfio))
+    return records
+
+
+def _add_migration(results: Results, versions: model.Versions,
+                   vendor_vfio: bool, driver: Optional[str]) -> None:
+    """Whether this host's vGPU guests can live-migrate, and where to,
+    as the last line and in 'live_migration'."""
+    migration = live_migration.readiness(versions, vendor_vfio, driver)
+    results['live_migration'] = migration
+    results['output'] = '\n'.join([str(results['output']),
+                                   live_migration.line(migration)])
 
 
 def _cap_at_free_instances(records: List[Dict[str, object]],
@@ -191,10 +210,12 @@ def _mig_line(gpu: model.MigGpu, records: List[Dict[str, object]]) -> str:
 
 
 def _with_classes(records: List[Dict[str, object]], chosen: Optional[str],
-                  vendor_vfio: bool) -> List[Dict[str, object]]:
+                  vendor_vfio: bool, several_per_guest: bool
+                  ) -> List[Dict[str, object]]:
     """Each record with its profile name, the resource class the charm
     publishes it under with this vgpu-resource-class (None: not valid),
-    and the flavor property that asks for one."""
+    and the flavor properties that ask for one, and for two per guest
+    where this Nova gives them (families.several_vgpus_per_guest)."""
     for record in records:
         found = resource_classes.for_type(
             chosen or resource_classes.VGPU, str(record['type']),
@@ -202,4 +223,8 @@ def _with_classes(records: List[Dict[str, object]], chosen: Optional[str],
         record['profile'] = found.profile
         record['resource_class'] = found.resource_class if chosen else None
         record['flavor_property'] = found.flavor_property if chosen else None
+        record['flavor_property_two'] = resource_classes.flavor_property_for(
+            2, str(record['type']), found.resource_class, vendor_vfio) if (
+                chosen and found.resource_class and several_per_guest
+            ) else None
     return records
