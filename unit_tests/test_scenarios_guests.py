@@ -1,6 +1,7 @@
 """Running guests keep their vGPUs (scenarios/guests/*.yaml): a retype of
 a GPU in use and a new vGPU software revision wait for the guests on
-V100 (mdev on the GPU), A100 (mdevs on SR-IOV VFs) and L40S (typed VFs of
+V100 (mdev on the GPU; from Gazpacho one guest with a vGPU on each GPU),
+A100 (mdevs on SR-IOV VFs) and L40S (typed VFs of
 the vendor-specific VFIO driver); once the guests are gone the first
 hook, update-status included, applies what waited."""
 import json
@@ -115,6 +116,37 @@ def test_v100_force_installs_under_the_guest_and_says_so():
         'cause': 'nvidia-vgpu-ubuntu-550 550.54.16 replaced by '
                  'nvidia-vgpu-ubuntu-550 550.90.05 (apt-get install)'}]
     assert output['status']['message'].startswith('Reboot required')
+
+
+def test_v100_gazpacho_lists_two_per_guest_and_that_guest_holds_both_gpus(
+        tmp_path):
+    name = 'guests/v100-two-vgpus-one-guest.yaml'
+    output = scenario(name)
+    listed = output['actions'][0]['results']['output'].splitlines()
+    assert [line.split(', two per guest: ')[1] for line in listed[:-1]] == [
+        'resources1:VGPU=1 resources2:VGPU=1 group_policy=isolate'] * 4
+    steps = by_step(output)
+    waits = ('Change of vgpu-device-mappings waits for guests using vGPUs: '
+             '0000:85:00.0 keeps nvidia-108 for instance-0000002a (wanted: '
+             'nvidia-105); it applies once they are gone (migrate, resize, '
+             'shelve-offload or delete them; a stopped guest keeps its '
+             'vGPU)')
+    for index in (7, 8):
+        assert steps[index]['status'] == {'workload': 'waiting',
+                                          'message': waits}, index
+    # While the guest runs, Nova keeps both GPUs under nvidia-108.
+    held = run_yaml(tmp_path, until(name, 8))
+    assert sections(held) == {
+        'devices': [['enabled_mdev_types', 'nvidia-108']],
+        'mdev_nvidia-108': [['device_addresses',
+                             '0000:84:00.0,0000:85:00.0']]}
+    # The guest is gone: the second GPU takes its new type.
+    assert steps[10]['relation_sets'] == 1
+    assert sections(output) == {
+        'devices': [['enabled_mdev_types', 'nvidia-105, nvidia-108']],
+        'mdev_nvidia-105': [['device_addresses', '0000:85:00.0']],
+        'mdev_nvidia-108': [['device_addresses', '0000:84:00.0']]}
+    assert output['host']['guest_disruptions'] == []
 
 
 # ------------------------------------------------------------ A100
