@@ -1,9 +1,9 @@
 """Running guests keep their vGPUs (scenarios/guests/*.yaml): a retype of
 a GPU in use and a new vGPU software revision wait for the guests on
-V100 (mdev on the GPU; from Gazpacho one guest with a vGPU on each GPU),
-A100 (mdevs on SR-IOV VFs) and L40S (typed VFs of
-the vendor-specific VFIO driver); once the guests are gone the first
-hook, update-status included, applies what waited."""
+V100 (mdev on the GPU; from Gazpacho also one guest with a vGPU on each
+GPU), A100 (mdevs on SR-IOV VFs) and L40S (typed VFs of the
+vendor-specific VFIO driver); once the guests are gone the first hook,
+update-status included, applies what waited."""
 import json
 import os
 
