@@ -410,6 +410,19 @@ def test_the_gpu_label_is_a_pci_address(bus_id, gpu):
     assert guest_metrics.gpu_address(bus_id) == gpu
 
 
+@pytest.mark.parametrize('name, profile', [
+    ('GRID V100-8Q', 'V100-8Q'),
+    # Ampere and later drivers name types NVIDIA ...: the profile label
+    # is the capacity metrics' (nvidia_vgpu_type_*{profile="L40S-2Q"}).
+    ('NVIDIA L40S-2Q', 'L40S-2Q'),
+    ('NVIDIA H100XM-1-10C', 'H100XM-1-10C'),
+    ('NVIDIA RTX Pro 6000 Blackwell DC-4-96Q', 'DC-4-96Q'),
+    ('GRID V100-8Q"} 7', ''),
+])
+def test_the_profile_label_is_the_profile_name(name, profile):
+    assert guest_metrics.profile_of(name) == profile
+
+
 def test_hostile_names_and_driver_strings_are_no_label_injection():
     """A type name and a guest's driver string are free text (the
     guest's own driver reports the latter): they are cut to a short,
@@ -425,7 +438,8 @@ def test_hostile_names_and_driver_strings_are_no_label_injection():
     assert 'nvidia_vgpu_healthy' not in {name for name, _ in found}
     [labels] = of(found, 'nvidia_vgpu_guest_info')
     values = dict(labels)
-    assert values['profile'] == 'V100-8Q 7'
+    # Its last word is no profile name: no profile.
+    assert values['profile'] == ''
     assert len(values['guest_driver']) == guest_metrics.PLAIN_MAX
     assert all(len(value) <= 48 and '\n' not in value and '"' not in value
                for value in values.values())

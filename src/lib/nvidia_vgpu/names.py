@@ -35,6 +35,13 @@ SELECTOR = re.compile(r'10de:[0-9a-f]{4}(?::[0-9a-f]{4}:[0-9a-f]{4})?',
 ANY_SELECTOR = re.compile(r'[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){1,3}',
                           re.ASCII)
 
+# A GPU as the kernel's NVIDIA messages name it, domain:bus:device
+# without the function: "NVRM: Xid (PCI:0000:84:00): 79, ..."
+PCI_BUS_DEVICE = r'[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}'
+# nvidia-smi's and NVML's bus id: an 8-digit domain, 00000000:84:00.0
+BUS_ID = re.compile(r'(?:[0-9a-fA-F]{4})?(?P<address>' +
+                    PCI_ADDRESS.pattern + ')', re.ASCII)
+
 TYPE_ID = re.compile(r'nvidia-[1-9][0-9]{0,4}', re.ASCII)
 # A GPU instance profile <n>g.<m>gb: n compute slices of 7, m GB of
 # memory. Variants: +me (with a media engine), -me (without), +me.all

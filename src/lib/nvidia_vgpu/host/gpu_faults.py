@@ -24,7 +24,7 @@ import os
 import re
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from nvidia_vgpu import model
+from nvidia_vgpu import model, names
 from nvidia_vgpu.host import bounded, nvidia_smi
 from nvidia_vgpu.host.hostfs import host_path
 
@@ -38,11 +38,8 @@ ECC_QUERY = ('nvidia-smi',
 ROWS_QUERY = ('nvidia-smi', '--query-remapped-rows=gpu_bus_id,'
               'remapped_rows.pending,remapped_rows.failure',
               '--format=csv,noheader')
-XID = re.compile(r'NVRM: Xid \(PCI:(?P<bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:'
-                 r'[0-9a-fA-F]{2})\): (?P<xid>\d{1,4}),')
-# nvidia-smi's bus id, 00000000:84:00.0 (an 8-digit PCI domain).
-BUS_ID = re.compile(r'^(?:[0-9a-fA-F]{4})?(?P<address>[0-9a-fA-F]{4}:'
-                    r'[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$')
+XID = re.compile(r'NVRM: Xid \(PCI:(?P<bus>' + names.PCI_BUS_DEVICE +
+                 r')\): (?P<xid>\d{1,4}),')
 PCI_DEVICES = '/sys/bus/pci/devices'
 NVIDIA_DRIVER = 'nvidia'
 
@@ -68,7 +65,8 @@ def csv_rows(text: str, columns: int) -> Dict[str, List[str]]:
     rows = {}
     for line in text.splitlines():
         cells = [cell.strip() for cell in line.split(',')]
-        found = BUS_ID.match(cells[0]) if len(cells) == columns else None
+        found = names.BUS_ID.fullmatch(cells[0]) \
+            if len(cells) == columns else None
         if found:
             rows[found.group('address').lower()] = cells[1:]
     return rows

@@ -52,6 +52,8 @@ from typing import (Any, Callable, Dict, Iterable, List, NamedTuple,
 from prometheus_client.core import (GaugeMetricFamily, InfoMetricFamily,
                                     Metric)
 
+from nvidia_vgpu import names
+
 # How long one scrape may spend in NVML. Prometheus' default scrape
 # timeout is 10 s; the facts need well under a second.
 BUDGET_SECONDS = 5.0
@@ -64,7 +66,6 @@ NO_LICENSE_STATE = ('unknown', 'uninitialized')
 NVML_VGPU_VM_ID_UUID = 1
 _UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
                    r'[0-9a-f]{12}$')
-_BUS_ID = re.compile(r'^([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$')
 # A label from free text (a type name, a guest driver): short and plain.
 _PLAIN = re.compile(r'[^A-Za-z0-9 ._+()-]')
 PLAIN_MAX = 48
@@ -140,17 +141,15 @@ def vm_uuid(vm_id: Any) -> Optional[str]:
 def gpu_address(bus_id: Any) -> str:
     """NVML's bus id (00000000:84:00.0) as sysfs and the other metrics
     write it (0000:84:00.0); '' where it is no PCI address."""
-    found = _BUS_ID.match(_text(bus_id).strip().lower())
-    if not found:
-        return ''
-    return '{:04x}:{}:{}.{}'.format(int(found.group(1), 16),
-                                    *found.groups()[1:])
+    found = names.BUS_ID.fullmatch(_text(bus_id).strip().lower())
+    return found.group('address') if found else ''
 
 
 def profile_of(type_name: str) -> str:
-    """NVIDIA's profile from a type's name: GRID V100-8Q is V100-8Q."""
-    name = plain(type_name)
-    return name[len('GRID '):] if name.startswith('GRID ') else name
+    """NVIDIA's profile from a type's name, as the capacity metrics label
+    it (GRID V100-8Q and NVIDIA L40S-2Q are V100-8Q and L40S-2Q); ''
+    where its last word is no profile name."""
+    return names.profile_of(plain(type_name)) or ''
 
 
 def _framebuffer_used(nvml: Any, instance: int) -> int:
@@ -195,7 +194,7 @@ def _vgpu(nvml: Any, instance: int, gpu: str,
     type_id = int(nvml.nvmlVgpuInstanceGetType(instance))
     name = _optional(nvml, lambda: nvml.nvmlVgpuTypeGetName(type_id))
     return GuestVgpu(
-        vm_uuid=guest, gpu=gpu, vgpu_type='nvidia-{}'.format(type_id),
+        vm_uuid=guest, gpu=gpu, vgpu_type=names.type_id(type_id),
         profile=profile_of(name) if name is not None else '',
         framebuffer_used_bytes=_optional(
             nvml, lambda: _framebuffer_used(nvml, instance)),
