@@ -7,6 +7,7 @@ would look on a compute node.
 import os
 import re
 import shutil
+import stat
 import struct
 import subprocess
 from typing import Any, Dict, Iterable, List, Sequence
@@ -335,9 +336,13 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                 if nvidia_loaded:
                     _write_mdev_types(host_root, vf_device, vf, _vf_offers(
                         hardware, function, vf, parent_of, on_gpu))
-                    _write_vgpu_types(
-                        vf_device, sriov.get('vf_vgpu_types', {}),
-                        hardware.get('vf_vgpu_types', {}).get(vf, 0))
+                    if mig.vfio_form(function):
+                        _write_mig_vgpu_types(vf_device, hardware,
+                                              function, vf)
+                    else:
+                        _write_vgpu_types(
+                            vf_device, sriov.get('vf_vgpu_types', {}),
+                            hardware.get('vf_vgpu_types', {}).get(vf, 0))
         elif is_nvidia_gpu(function) and nvidia_loaded:
             types = function.get('mdev_types', {})
             mdevs = hardware.get('mdevs', [])
@@ -369,7 +374,10 @@ def _vf_offers(hardware: Dict[str, Any], function: Dict[str, Any], vf: str,
     its GPU's MIG mode is enabled, the MIG-backed ones (sim/mig.py);
     otherwise the time-sliced ones (sriov.vf_mdev_types)."""
     if mig.mig_enabled(hardware, function):
-        return mig.vf_mdev_types(hardware, function, vf)
+        # On the VFIO form a VF offers its MIG-backed types in
+        # creatable_vgpu_types instead (_write_mig_vgpu_types).
+        return ({} if mig.vfio_form(function)
+                else mig.vf_mdev_types(hardware, function, vf))
     vf_types = function['sriov'].get('vf_mdev_types', {})
     free = available_instances(
         vf_types, [parent_of[vf]] if vf in parent_of else [], on_gpu,
@@ -379,10 +387,11 @@ def _vf_offers(hardware: Dict[str, Any], function: Dict[str, Any], vf: str,
 
 
 def _write_vgpu_types(vf_device: str, types: Dict[Any, str],
-                      current: int) -> None:
+                      current: int, always: bool = False) -> None:
     """The vendor-specific VFIO layout: no mdev, a table per VF, and
-    the type the VF was given (0: none)."""
-    if not types:
+    the type the VF was given (0: none); with always, even where the
+    table lists no type (its heading alone)."""
+    if not types and not always:
         return
     lines = ['ID    : vGPU Name']
     lines += ['{:<6}: {}'.format(type_id, name)
@@ -394,8 +403,35 @@ def _write_vgpu_types(vf_device: str, types: Dict[Any, str],
            '{}\n'.format(current))
 
 
-def collect_vf_vgpu_types(host_root: str,
-                          host_state: Dict[str, Any]) -> List[tuple]:
+# Where a VF of a MIG-capable GPU on the VFIO form holds no GI, its
+# nvidia/gpu_instance_id is a socket file: it is listed, and opening it
+# fails with ENXIO (open(2)), as reading NVIDIA's file does until a vGPU
+# exists (sim/README.md, "MIG").
+GPU_INSTANCE_ID_UNSET = 0o444 | stat.S_IFSOCK
+
+
+def _write_mig_vgpu_types(vf_device: str, hardware: Dict[str, Any],
+                          function: Dict[str, Any], vf: str) -> None:
+    """A VF of a MIG-capable GPU on the vendor-specific VFIO driver
+    (sim/mig.py, vfio_form): its creatable_vgpu_types as MIG mode and
+    the free GIs make it, its current_vgpu_type, and gpu_instance_id:
+    the id of the GI it holds, else unreadable (ENXIO)."""
+    _write_vgpu_types(vf_device, mig.creatable_vgpu_types(hardware,
+                                                          function),
+                      hardware.get('vf_vgpu_types', {}).get(vf, 0),
+                      always=True)
+    path = os.path.join(vf_device, 'nvidia', 'gpu_instance_id')
+    if os.path.lexists(path):
+        os.remove(path)
+    gi = mig.vf_gpu_instance(hardware, function, vf)
+    if gi:
+        _write(path, '{}\n'.format(gi['id']))
+    else:
+        os.mknod(path, GPU_INSTANCE_ID_UNSET)
+
+
+def collect_vf_vgpu_types(host_root: str, host_state: Dict[str, Any],
+                          step: int = 0) -> List[tuple]:
     """Keep in host_state['vf_vgpu_types'] the vGPU types written to the
     VFs' nvidia/current_vgpu_type (by the charm, its boot unit), which
     are host state the next regeneration of /sys must not lose; return
@@ -403,6 +439,14 @@ def collect_vf_vgpu_types(host_root: str,
 
     Only VFs whose file exists are read: a type given to a VF not (yet)
     enabled stays as it is.
+
+    On a MIG-capable GPU whose VFs use the VFIO form (sim/mig.py), the
+    driver takes or refuses each write (mig.write_vf_types): a refused
+    one (EIO on a real host) is undone here, the VF keeping its type,
+    and noted in host_state['vf_type_refusals'] ({'step', 'vf', 'type',
+    'why'}; step: the scenario step it happened in); the GPU's VFs'
+    nvidia/ files are then written again (which types are creatable,
+    which GI each VF holds).
     """
     types = host_state.setdefault('vf_vgpu_types', {})
     changes = []
@@ -410,7 +454,9 @@ def collect_vf_vgpu_types(host_root: str,
         enabled = host_state['vfs'].get(function['address'], 0)
         if not function.get('sriov') or not enabled:
             continue
-        for vf in vf_addresses(function['address'], enabled):
+        vfs = vf_addresses(function['address'], enabled)
+        written = {}
+        for vf in vfs:
             path = os.path.join(device_dir(host_root, vf), 'nvidia',
                                 'current_vgpu_type')
             try:
@@ -420,11 +466,27 @@ def collect_vf_vgpu_types(host_root: str,
                 continue
             old = types.get(vf, 0)
             if new != old:
-                changes.append((vf, old, new))
-                if new:
-                    types[vf] = new
-                else:
-                    types.pop(vf)
+                written[vf] = (old, new)
+        drives = (written and mig.vfio_form(function) and
+                  function['address'] in host_state.get('mig', {}))
+        refused = mig.write_vf_types(host_state, function,
+                                     written) if drives else {}
+        noted = [{'step': step, 'vf': vf, 'type': written[vf][1],
+                  'why': why} for vf, why in sorted(refused.items())]
+        if noted:
+            host_state.setdefault('vf_type_refusals', []).extend(noted)
+        for vf, (old, new) in written.items():
+            if vf in refused:
+                continue
+            changes.append((vf, old, new))
+            if new:
+                types[vf] = new
+            else:
+                types.pop(vf)
+        if drives:
+            for vf in vfs:
+                _write_mig_vgpu_types(device_dir(host_root, vf),
+                                      host_state, function, vf)
     return changes
 
 

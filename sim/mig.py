@@ -31,7 +31,16 @@ The rules (sim/README.md, "MIG", names their sources):
 - a VF offers a MIG-backed vGPU type of a profile while a GI of that
   profile is free; each vGPU (mdev) of such a type on the GPU's VFs
   takes one GI of its profile, in the order of the host's mdevs and of
-  the GIs' creation.
+  the GIs' creation;
+- on a GPU whose VFs use the vendor-specific VFIO driver
+  (sriov.vf_vgpu_types; vfio_form), mig.vgpu_types is {profile: {type
+  number: name}}: while MIG mode is enabled each VF's
+  creatable_vgpu_types lists the MIG-backed types whose profile has a
+  GI no VF holds (and no time-sliced type); a MIG-backed type written
+  to a VF's current_vgpu_type takes the lowest-id free GI of its
+  profile (the GI records the VF: gi['vf']), else the write fails
+  (EIO) and the VF keeps its type (write_vf_types); writing 0 frees
+  the GI.
 
 Pure functions of the host state and the scenario's PCI functions; the
 callers (fakebin's nvidia-smi and sriov-manage, boot.py, host.py,
@@ -224,11 +233,38 @@ def type_profiles(function: Dict[str, Any]) -> Dict[str, str]:
             for type_id in types}
 
 
+def vfio_form(function: Dict[str, Any]) -> bool:
+    """Whether this MIG-capable GPU's VFs use NVIDIA's vendor-specific
+    VFIO driver (its sriov has vf_vgpu_types), so that its
+    mig.vgpu_types is {profile: {type number: name}} and a VF takes a
+    GI when its current_vgpu_type is written."""
+    return 'mig' in function and 'vf_vgpu_types' in function.get(
+        'sriov', {})
+
+
+def vfio_type_profiles(function: Dict[str, Any]) -> Dict[int, str]:
+    """On the VFIO form: each MIG-backed type number -> the GI profile
+    it needs. (Numbers are ints in a scenario, text once the host state
+    went through JSON.)"""
+    return {int(number): profile for profile, types in
+            function['mig'].get('vgpu_types', {}).items()
+            for number in types}
+
+
+def _time_sliced(function: Dict[str, Any]) -> Dict[int, str]:
+    return {int(number): name for number, name in
+            function['sriov'].get('vf_vgpu_types', {}).items()}
+
+
 def gi_users(host: Dict[str, Any],
              function: Dict[str, Any]) -> Dict[int, str]:
-    """GI id -> the UUID of the vGPU (mdev on one of the GPU's VFs, of a
-    MIG-backed type) that took it."""
+    """GI id -> what holds it: the UUID of the vGPU (mdev on one of the
+    GPU's VFs, of a MIG-backed type) that took it; on the VFIO form,
+    the VF whose current_vgpu_type took it (gi['vf'])."""
     gpu = host['mig'][function['address']]
+    if vfio_form(function):
+        return {gi['id']: gi['vf'] for gi in gpu['gpu_instances']
+                if gi.get('vf')}
     vfs = {vf.lower() for vf in _vfs(host, function)}
     needs = type_profiles(function)
     users = {}
@@ -321,6 +357,96 @@ def sriov_enabled(host: Dict[str, Any], address: str) -> None:
 
 # ----------------------------------------------------- what the host shows
 
+def creatable_vgpu_types(host: Dict[str, Any],
+                         function: Dict[str, Any]) -> Dict[int, str]:
+    """On the VFIO form, what every VF of the GPU lists in
+    nvidia/creatable_vgpu_types: while MIG mode is enabled, the
+    MIG-backed types whose profile has a GI no VF holds (no time-sliced
+    type); while it is disabled, the time-sliced ones
+    (sriov.vf_vgpu_types)."""
+    if not mig_enabled(host, function):
+        return _time_sliced(function)
+    held = gi_users(host, function)
+    free = {gi['profile'] for gi in
+            host['mig'][function['address']]['gpu_instances']
+            if gi['id'] not in held}
+    return {int(number): name for profile, types in
+            function['mig'].get('vgpu_types', {}).items()
+            if profile in free for number, name in types.items()}
+
+
+def vf_gpu_instance(host: Dict[str, Any], function: Dict[str, Any],
+                    vf: str) -> Optional[Dict[str, Any]]:
+    """The GI a VF holds (VFIO form: its MIG-backed type took it), or
+    None."""
+    gpu = host.get('mig', {}).get(function['address'], {})
+    return next((gi for gi in gpu.get('gpu_instances', [])
+                 if gi.get('vf') == vf), None)
+
+
+def release_vf(host: Dict[str, Any], function: Dict[str, Any],
+               vf: str) -> None:
+    """The VF holds no GI any more (its type is 0, or it is gone)."""
+    gi = vf_gpu_instance(host, function, vf)
+    if gi:
+        del gi['vf']
+
+
+def type_refusal(host: Dict[str, Any], function: Dict[str, Any],
+                 number: int) -> Optional[str]:
+    """Why the driver refuses (EIO) a write of this type number to the
+    current_vgpu_type of a VF of the GPU (VFIO form) that holds no GI:
+    one line; None where it takes it (the VF lists it as creatable)."""
+    if number in creatable_vgpu_types(host, function):
+        return None
+    profile = vfio_type_profiles(function).get(number)
+    enabled = mig_enabled(host, function)
+    if profile and enabled:
+        return 'no free GPU instance of profile {} on {}'.format(
+            profile, function['address'])
+    if profile:
+        return ('MIG mode is disabled on {}: MIG-backed types are not '
+                'creatable'.format(function['address']))
+    if enabled and number in _time_sliced(function):
+        return ('MIG mode is enabled on {}: time-sliced types are not '
+                'creatable'.format(function['address']))
+    return 'not a vGPU type of {}'.format(function['address'])
+
+
+def write_vf_types(host: Dict[str, Any], function: Dict[str, Any],
+                   written: Dict[str, Tuple[int, int]]) -> Dict[str, str]:
+    """The type numbers processes wrote to the current_vgpu_type of VFs
+    of a GPU in the VFIO form since the last look, {VF: (its type
+    before, the number written)}, as the driver takes them: writes of 0
+    first (each frees the VF's GI), then the others in VF address order,
+    each VF giving back its own GI before it asks for one; a MIG-backed
+    type takes the lowest-id free GI of its profile. Returns {VF: why}
+    for the writes refused (EIO): such a VF keeps its type and GI."""
+    for vf, (_, new) in sorted(written.items()):
+        if not new:
+            release_vf(host, function, vf)
+    needs = vfio_type_profiles(function)
+    gpu = host['mig'][function['address']]
+    refused = {}
+    for vf, (_, new) in sorted(written.items()):
+        if not new:
+            continue
+        held = vf_gpu_instance(host, function, vf)
+        if held:
+            del held['vf']
+        why = type_refusal(host, function, new)
+        if why:
+            refused[vf] = why
+            if held:
+                held['vf'] = vf
+        elif new in needs:
+            taken = gi_users(host, function)
+            min((gi for gi in gpu['gpu_instances']
+                 if gi['profile'] == needs[new] and gi['id'] not in taken),
+                key=lambda gi: gi['id'])['vf'] = vf
+    return refused
+
+
 def vf_mdev_types(host: Dict[str, Any], function: Dict[str, Any],
                   vf: str) -> Dict[str, Dict[str, Any]]:
     """What a VF of a MIG-capable GPU lists under mdev_supported_types
@@ -351,6 +477,8 @@ def summary(host: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     profile and start, by start."""
     modelled = {function['address'] for function in capable(host['pci'])
                 if placed(function)}
+    vfio = {function['address'] for function in capable(host['pci'])
+            if vfio_form(function)}
     found = {}
     for address, gpu in sorted(host.get('mig', {}).items()):
         found[address] = {'mode': gpu['mode'], 'gpu_instances': sorted(
@@ -360,4 +488,9 @@ def summary(host: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
                 {'profile': gi['profile'], 'start': gi['start']}
                 for gi in sorted(gpu['gpu_instances'],
                                  key=lambda gi: gi['start'])]
+        if address in vfio:
+            # Only on the VFIO form: which GI each typed VF holds.
+            found[address]['vf_gpu_instances'] = dict(sorted(
+                (gi['vf'], gi['id']) for gi in gpu['gpu_instances']
+                if gi.get('vf')))
     return found

@@ -58,6 +58,11 @@ def document(state: Dict[str, Any], steps: List[Dict[str, Any]],
     if host.get('mig'):
         # Only where the scenario has MIG-capable GPUs (sim/mig.py).
         output['host']['mig'] = mig.summary(host)
+    if any(mig.vfio_form(function) for function in host['pci']):
+        # Only where a MIG-capable GPU's VFs use the vendor-specific
+        # VFIO driver: the current_vgpu_type writes its driver refused.
+        output['host']['vf_type_refusals'] = host.get(
+            'vf_type_refusals', [])
     return output
 
 

@@ -537,10 +537,12 @@ class Simulation:
         host state; a guest on a VF retyped is disrupted."""
         state = self._load()
         host = state['host']
-        changes = simhost.collect_vf_vgpu_types(self.host_root, host)
+        refusals = len(host.get('vf_type_refusals', []))
+        changes = simhost.collect_vf_vgpu_types(self.host_root, host,
+                                                self._step_index)
         for vf, old, new in changes:
             simguests.vf_retyped(host, self._step_index, vf, old, new)
-        if changes:
+        if changes or len(host.get('vf_type_refusals', [])) != refusals:
             self._save(state)
 
     def _collect_created_mdevs(self) -> None:

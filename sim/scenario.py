@@ -182,6 +182,7 @@ def _check_mig(where: str, function: Dict[str, Any]) -> None:
     if types and 'sriov' not in function:
         raise ScenarioError(where + '.vgpu_types: MIG-backed vGPUs live on '
                             'VFs; the GPU needs sriov')
+    vfio = simmig.vfio_form(function)
     time_sliced = set(function.get('sriov', {}).get('vf_mdev_types', {}))
     seen: set = set()
     for profile, specs in types.items():
@@ -193,12 +194,54 @@ def _check_mig(where: str, function: Dict[str, Any]) -> None:
                                     ', '.join(names) or 'none'))
         if not isinstance(specs, dict):
             raise ScenarioError(at + ': expected a mapping of vGPU types')
+        if vfio:
+            _check_vfio_mig_types(at, specs, function['sriov'], seen)
+            continue
+        if any(not isinstance(value, dict) for value in specs.values()):
+            raise ScenarioError(
+                at + ': the {type number: name} form is for a GPU whose VFs '
+                'use sriov.vf_vgpu_types (vendor-specific VFIO); here each '
+                'type is a mapping, as in mdev_types')
         _check_mdev_types(at, specs)
         for type_id in specs:
             if type_id in seen or type_id in time_sliced:
                 raise ScenarioError('{}: {} is given twice'.format(
                     at, type_id))
             seen.add(type_id)
+
+
+def _check_vfio_mig_types(at: str, specs: Dict[Any, Any],
+                          sriov: Dict[str, Any], seen: set) -> None:
+    """One profile's MIG-backed types on a GPU whose VFs use the
+    vendor-specific VFIO driver: {type number: name}, each number
+    positive, once across the profiles, and not also a time-sliced
+    number of sriov.vf_vgpu_types."""
+    time_sliced = set()
+    for number in sriov['vf_vgpu_types']:
+        try:
+            time_sliced.add(int(number))
+        except (TypeError, ValueError):
+            pass
+    for number, name in specs.items():
+        if isinstance(name, dict):
+            raise ScenarioError(
+                '{}.{}: on a GPU whose VFs use sriov.vf_vgpu_types '
+                '(vendor-specific VFIO) MIG-backed types are given as '
+                '{{type number: name}}, e.g. {{1130: "NVIDIA '
+                'H100XM-1-10C"}}'.format(at, number))
+        if not isinstance(number, int) or isinstance(number, bool) or \
+                number < 1:
+            raise ScenarioError('{}: {!r} is not a vGPU type number such as '
+                                '1130'.format(at, number))
+        if not isinstance(name, str):
+            raise ScenarioError('{}.{}: expected the type\'s name, such as '
+                                '"NVIDIA H100XM-1-10C"'.format(at, number))
+        if number in time_sliced:
+            raise ScenarioError('{}: {} is also a time-sliced type '
+                                '(sriov.vf_vgpu_types)'.format(at, number))
+        if number in seen:
+            raise ScenarioError('{}: {} is given twice'.format(at, number))
+        seen.add(number)
 
 
 def _check_gi_profiles(where: str, listed: List[Any],
@@ -283,6 +326,21 @@ def _check_vf_vgpu_types(where: str, types: Dict[Any, Any]) -> None:
                 type_id < 0:
             raise ScenarioError('{}.{}: expected a vGPU type id such as '
                                 '1148'.format(where, address))
+
+
+def _check_no_mig_backed_vf_types(host: Dict[str, Any]) -> None:
+    """No VF starts with a MIG-backed type: no GPU instance exists at
+    the start for it to hold."""
+    mig_backed = set()
+    for function in host.get('pci', []):
+        if simmig.vfio_form(function):
+            mig_backed |= set(simmig.vfio_type_profiles(function))
+    for address, type_id in sorted(host.get('vf_vgpu_types', {}).items()):
+        if type_id in mig_backed:
+            raise ScenarioError(
+                'host.vf_vgpu_types.{}: {} is a MIG-backed type; no GPU '
+                'instance exists at the start for it'.format(address,
+                                                             type_id))
 
 
 def _check_kernel(where: str, kernel: Any) -> None:
@@ -435,6 +493,7 @@ def validate(data: Any) -> Dict[str, Any]:
     _check_mdevs('host.mdevs', host.get('mdevs', []))
     _check_domains('host.libvirt_domains', host.get('libvirt_domains', []))
     _check_vf_vgpu_types('host.vf_vgpu_types', host.get('vf_vgpu_types', {}))
+    _check_no_mig_backed_vf_types(host)
     _check_kernel('host.kernel', host.get('kernel', {}))
     _check_lines('host.kernel_messages', host.get('kernel_messages', []))
     for name, spec in data.get('resources', {}).items():

@@ -182,6 +182,10 @@ def test_mig_cannot_be_disabled_while_vfs_are_enabled(simulated):
 def test_a_typed_vf_used_by_a_guest_keeps_the_mode_pending(simulated):
     l40_like = dict(gpu(), sriov={'total_vfs': 4, 'vf_vgpu_types': {
         1148: 'NVIDIA H100-2Q'}})
+    # Its MIG-backed types in the vendor-specific VFIO form
+    # (unit_tests/test_sim_mig_vfio.py).
+    l40_like['mig'] = dict(l40_like['mig'], vgpu_types={
+        '1g.10gb': {1130: 'NVIDIA H100XM-1-10C'}})
     simulation = simulated(l40_like, vf_vgpu_types={VFS[0]: 1148},
                            libvirt_domains=[{'name': 'g', 'pci': [VFS[0]]}])
     assert run(simulation, 'sriov-manage -e ALL')[0] == 0

@@ -30,7 +30,8 @@ def sync_vf_types(state):
     last look into the host state (a guest on a retyped VF is
     disrupted), so that a regeneration of /sys keeps them."""
     guests, host = simulator()
-    for vf, old, new in host.collect_vf_vgpu_types(HOST_ROOT, state['host']):
+    for vf, old, new in host.collect_vf_vgpu_types(HOST_ROOT, state['host'],
+                                                   STEP):
         guests.vf_retyped(state['host'], STEP, vf, old, new)
 
 

@@ -21,10 +21,21 @@ def cmd_sriov_manage(state, argv):
         sriov = function.get('sriov')
         if not sriov or argv[1] not in ('ALL', function['address']):
             continue
+        from sim import mdev_definitions, mig
         if argv[0] == '-e':
+            if mig.vfio_form(function):
+                # Rebinding the GPU makes its VFs anew: on the VFIO form
+                # they lose their types, and the GIs they held go with
+                # the others (sim/mig.py).
+                for vf in host.vf_addresses(
+                        function['address'],
+                        state['host']['vfs'].get(function['address'], 0)):
+                    if vf in types:
+                        guests.vf_retyped(state['host'], STEP, vf,
+                                          types.pop(vf), 0,
+                                          ' '.join(COMMAND))
             state['host']['vfs'][function['address']] = sriov['total_vfs']
             # Rebinding the GPU wipes its GPU instances (sim/mig.py).
-            from sim import mdev_definitions, mig
             mig.sriov_enabled(state['host'], function['address'])
             # Each new VF registers with mdev: mdevctl's udev rule starts
             # the persistent mdevs defined on it.
@@ -36,6 +47,9 @@ def cmd_sriov_manage(state, argv):
         for vf in host.vf_addresses(
                 function['address'],
                 state['host']['vfs'].pop(function['address'], 0)):
+            if mig.vfio_form(function):
+                # A GI the VF held is free again (the VF is gone).
+                mig.release_vf(state['host'], function, vf)
             if vf in types:
                 guests.vf_retyped(state['host'], STEP, vf, types.pop(vf),
                                   None, ' '.join(COMMAND))
@@ -62,6 +76,9 @@ def cmd_nvidia_smi(state, argv):
     if 'nvidia' not in state['host']['modules']:
         raise Exit(9, 'simulated nvidia-smi: the NVIDIA driver is not '
                       'loaded\n')
+    # Types written to VFs since the last look take (or fail to take)
+    # their GPU instances before nvidia-smi looks at them.
+    sync_vf_types(state)
     answered = nvidia_smi.answer(state, argv)
     if answered is None:
         sys.stdout.write('simulated nvidia-smi {}: the simulator does not '

@@ -1,0 +1,391 @@
+"""MIG-backed vGPU types on NVIDIA's vendor-specific VFIO driver in the
+simulator (contract, ../shared/spec/simulator.md, the `mig:` block; the
+rules and their sources: sim/README.md, "MIG"): on a GPU whose VFs use
+sriov.vf_vgpu_types, mig.vgpu_types is {profile: {type number: name}};
+while MIG mode is enabled each VF's nvidia/creatable_vgpu_types lists
+the MIG-backed types whose profile has a free GPU instance, a type
+number written to a VF's current_vgpu_type takes the lowest-id free one
+of its profile (or the write is refused, and undone), -dgi refuses a
+GPU instance a VF holds, and a reboot or sriov-manage -e leaves no VF
+holding one."""
+import contextlib
+import copy
+import errno
+import io
+import os
+
+import pytest
+
+from sim import host, mig, scenario
+from simulation import simulations
+
+GPU = '0000:41:00.0'
+VFS = host.vf_addresses(GPU, 4)
+DRIVER = {'nvidia-vgpu-ubuntu-550': '550.54.16'}
+# An H100 80 GB's profiles as -lgip lists them (compute slices only).
+PROFILES = [{'id': 19, 'name': '1g.10gb', 'max': 7},
+            {'id': 14, 'name': '2g.20gb', 'max': 3},
+            {'id': 9, 'name': '3g.40gb', 'max': 2}]
+TIME_SLICED = {1100: 'NVIDIA H100XM-4C'}
+MIG_TYPES = {'1g.10gb': {1130: 'NVIDIA H100XM-1-10C'},
+             '3g.40gb': {1134: 'NVIDIA H100XM-3-40C'}}
+HEADING = 'ID    : vGPU Name'
+IN_USE = 'In use by another client'
+
+
+def gpu(mode='disabled'):
+    """An H100 whose VFs use the vendor-specific VFIO driver, with its
+    MIG-backed types in that form."""
+    return {'address': GPU, 'vendor': '10de', 'device': '2330',
+            'class': '030200', 'driver': 'nvidia',
+            'sriov': {'total_vfs': 4, 'vf_vgpu_types': dict(TIME_SLICED)},
+            'mig': {'mode': mode, 'gpu_instance_profiles': PROFILES,
+                    'vgpu_types': copy.deepcopy(MIG_TYPES)}}
+
+
+@pytest.fixture
+def simulated(tmp_path):
+    """A set-up simulation of a host with this GPU and the driver loaded
+    (no hook run yet)."""
+    with simulations(tmp_path) as make:
+        yield lambda *gpus, **extra: make({'host': dict(
+            {'pci': list(gpus) or [gpu()], 'packages': dict(DRIVER),
+             'kernel_modules': ['nvidia']}, **extra)})
+
+
+def run(simulation, command):
+    """A command line as a hook (a process of the charm's) would run it:
+    its exit code and what it printed."""
+    printed = io.StringIO()
+    with contextlib.redirect_stderr(printed):
+        code = simulation.run_program(
+            ['/bin/sh', '-c', 'exec 3>&2; ({}) 2>&3 1>&3'.format(command)],
+            bare=True)
+    return code, printed.getvalue().split('\n', 1)[1]
+
+
+def nvidia_file(simulation, vf, name):
+    return os.path.join(host.device_dir(simulation.host_root, vf), 'nvidia',
+                        name)
+
+
+def write_types(simulation, types):
+    """One process writes these type numbers to these VFs'
+    current_vgpu_type, in this order, as the charm's code does."""
+    code, said = run(simulation, ' && '.join(
+        'echo {} > {}'.format(number, nvidia_file(simulation, vf,
+                                                  'current_vgpu_type'))
+        for vf, number in types))
+    assert code == 0, said
+
+
+def creatable(simulation, vf=VFS[0]):
+    """A VF's creatable_vgpu_types: its lines after the heading."""
+    with open(nvidia_file(simulation, vf, 'creatable_vgpu_types')) as stream:
+        lines = stream.read().splitlines()
+    assert lines[0] == HEADING
+    return lines[1:]
+
+
+def current(simulation, vf):
+    with open(nvidia_file(simulation, vf, 'current_vgpu_type')) as stream:
+        return int(stream.read())
+
+
+def gpu_instance_id(simulation, vf):
+    """What reading a VF's gpu_instance_id gives: the id, or the error
+    number."""
+    try:
+        with open(nvidia_file(simulation, vf, 'gpu_instance_id')) as stream:
+            return int(stream.read())
+    except OSError as error:
+        return errno.errorcode[error.errno]
+
+
+def holders(simulation):
+    return simulation.report()['host']['mig'][GPU]['vf_gpu_instances']
+
+
+def refusals(simulation):
+    return simulation.report()['host']['vf_type_refusals']
+
+
+def enabled_with(simulation, profiles):
+    """MIG mode on, the VFs enabled, then these GIs (the host order)."""
+    code, said = run(simulation, 'nvidia-smi -i 0 -mig 1 && '
+                     'sriov-manage -e ALL && nvidia-smi mig -cgi ' +
+                     profiles)
+    assert code == 0, said
+
+
+# ------------------------------------------------------------ the tables
+
+def test_vfs_list_the_mig_backed_types_whose_profile_has_a_free_gi(
+        simulated):
+    simulation = simulated()
+    assert run(simulation, 'sriov-manage -e ALL')[0] == 0
+    # MIG disabled: the time-sliced types, as on any GPU of this driver.
+    assert creatable(simulation) == ['1100  : NVIDIA H100XM-4C']
+    assert run(simulation, 'nvidia-smi -i 0 -mig 1')[0] == 0
+    # MIG enabled, no GI: nothing creatable (cubecos, GIs made first).
+    assert [creatable(simulation, vf) for vf in VFS] == [[]] * 4
+    assert run(simulation, 'nvidia-smi mig -cgi 1g.10gb')[0] == 0
+    assert [creatable(simulation, vf) for vf in VFS] == [
+        ['1130  : NVIDIA H100XM-1-10C']] * 4
+    assert run(simulation, 'nvidia-smi mig -cgi 3g.40gb')[0] == 0
+    assert creatable(simulation) == ['1130  : NVIDIA H100XM-1-10C',
+                                     '1134  : NVIDIA H100XM-3-40C']
+    # No mdev types on this driver, MIG-backed or not.
+    assert not os.path.exists(os.path.join(
+        host.device_dir(simulation.host_root, VFS[0]),
+        'mdev_supported_types'))
+    # Untyped VFs: gpu_instance_id is there, and reading it fails.
+    assert 'gpu_instance_id' in os.listdir(os.path.dirname(
+        nvidia_file(simulation, VFS[0], 'gpu_instance_id')))
+    assert [gpu_instance_id(simulation, vf) for vf in VFS] == ['ENXIO'] * 4
+    assert holders(simulation) == {}
+    assert refusals(simulation) == []
+
+
+# ---------------------------------------------------------------- typing
+
+def test_typing_a_vf_takes_a_gi_and_the_next_vf_the_next_one(simulated):
+    simulation = simulated()
+    enabled_with(simulation, '19,19,9')
+    write_types(simulation, [(VFS[0], 1130)])
+    assert simulation.report()['host']['vf_vgpu_types'] == {VFS[0]: '1130'}
+    assert holders(simulation) == {VFS[0]: 1}
+    assert gpu_instance_id(simulation, VFS[0]) == 1
+    assert gpu_instance_id(simulation, VFS[1]) == 'ENXIO'
+    # GI 2 is still free: every VF still lists 1130.
+    assert creatable(simulation, VFS[3]) == ['1130  : NVIDIA H100XM-1-10C',
+                                             '1134  : NVIDIA H100XM-3-40C']
+    write_types(simulation, [(VFS[1], 1130), (VFS[2], 1134)])
+    assert holders(simulation) == {VFS[0]: 1, VFS[1]: 2, VFS[2]: 3}
+    assert [gpu_instance_id(simulation, vf) for vf in VFS] == [
+        1, 2, 3, 'ENXIO']
+    # Every GI held: nothing creatable, on typed and untyped VFs alike.
+    assert [creatable(simulation, vf) for vf in VFS] == [[]] * 4
+    assert refusals(simulation) == []
+
+
+def test_writing_0_frees_the_gi_and_the_lowest_free_id_is_taken(simulated):
+    simulation = simulated()
+    enabled_with(simulation, '19,19')
+    write_types(simulation, [(VFS[0], 1130), (VFS[1], 1130)])
+    write_types(simulation, [(VFS[0], 0)])
+    assert holders(simulation) == {VFS[1]: 2}
+    assert gpu_instance_id(simulation, VFS[0]) == 'ENXIO'
+    assert creatable(simulation) == ['1130  : NVIDIA H100XM-1-10C']
+    write_types(simulation, [(VFS[3], 1130)])
+    assert holders(simulation) == {VFS[1]: 2, VFS[3]: 1}
+    # Freed and taken in one process: the write of 0 goes first.
+    write_types(simulation, [(VFS[2], 1130), (VFS[1], 0)])
+    assert holders(simulation) == {VFS[2]: 2, VFS[3]: 1}
+    assert refusals(simulation) == []
+
+
+def test_a_write_with_no_free_gi_is_refused_and_undone(simulated):
+    simulation = simulated()
+    enabled_with(simulation, '1g.10gb')
+    simulation._step_index = 3
+    write_types(simulation, [(VFS[0], 1130), (VFS[1], 1130),
+                             (VFS[2], 1134)])
+    assert holders(simulation) == {VFS[0]: 1}
+    assert [current(simulation, vf) for vf in VFS] == [1130, 0, 0, 0]
+    assert simulation.report()['host']['vf_vgpu_types'] == {VFS[0]: '1130'}
+    assert refusals(simulation) == [
+        {'step': 3, 'vf': VFS[1], 'type': 1130,
+         'why': 'no free GPU instance of profile 1g.10gb on ' + GPU},
+        {'step': 3, 'vf': VFS[2], 'type': 1134,
+         'why': 'no free GPU instance of profile 3g.40gb on ' + GPU}]
+    # A time-sliced type while MIG is enabled, or a number the GPU has
+    # not: refused too; a typed VF keeps its type and its GI.
+    simulation._step_index = 4
+    write_types(simulation, [(VFS[0], 1100), (VFS[3], 4242)])
+    assert [current(simulation, vf) for vf in VFS] == [1130, 0, 0, 0]
+    assert holders(simulation) == {VFS[0]: 1}
+    assert refusals(simulation)[2:] == [
+        {'step': 4, 'vf': VFS[0], 'type': 1100,
+         'why': 'MIG mode is enabled on {}: time-sliced types are not '
+                'creatable'.format(GPU)},
+        {'step': 4, 'vf': VFS[3], 'type': 4242,
+         'why': 'not a vGPU type of ' + GPU}]
+
+
+def test_a_mig_backed_type_is_refused_while_mig_is_disabled(simulated):
+    simulation = simulated()
+    assert run(simulation, 'sriov-manage -e ALL')[0] == 0
+    write_types(simulation, [(VFS[0], 1130), (VFS[1], 1100)])
+    assert [current(simulation, vf) for vf in VFS[:2]] == [0, 1100]
+    assert refusals(simulation) == [
+        {'step': 0, 'vf': VFS[0], 'type': 1130,
+         'why': 'MIG mode is disabled on {}: MIG-backed types are not '
+                'creatable'.format(GPU)}]
+    assert holders(simulation) == {}
+
+
+def test_the_charms_boot_programs_and_hooks_are_processes_alike(simulated):
+    """A write from any process is taken when the process ends; one a
+    host command sees first (nvidia-smi) is taken before it answers."""
+    simulation = simulated()
+    enabled_with(simulation, '19')
+    code, said = run(simulation, 'echo 1130 > {} && nvidia-smi mig -dgi'
+                     .format(nvidia_file(simulation, VFS[0],
+                                         'current_vgpu_type')))
+    assert code == 255 and IN_USE in said
+    assert holders(simulation) == {VFS[0]: 1}
+
+
+# ------------------------------------------------------------- ownership
+
+def test_dgi_refuses_a_gi_a_vf_holds(simulated):
+    simulation = simulated()
+    enabled_with(simulation, '19,9')
+    write_types(simulation, [(VFS[1], 1134)])
+    code, said = run(simulation, 'nvidia-smi mig -dgi -gi 2')
+    assert (code, said.splitlines()) == (255, [
+        'Unable to destroy GPU instance ID  2 from GPU  0: ' + IN_USE,
+        'Failed to destroy GPU instances: ' + IN_USE])
+    assert run(simulation, 'nvidia-smi mig -dgi')[0] == 255
+    # GI 1, which no VF holds, goes.
+    assert run(simulation, 'nvidia-smi mig -dgi -gi 1')[0] == 0
+    write_types(simulation, [(VFS[1], 0)])
+    assert run(simulation, 'nvidia-smi mig -dgi -gi 2')[0] == 0
+    assert simulation.report()['host']['mig'][GPU] == {
+        'mode': 'enabled', 'gpu_instances': [], 'vf_gpu_instances': {}}
+
+
+def test_a_reboot_leaves_no_type_and_no_gi(simulated):
+    simulation = simulated()
+    enabled_with(simulation, '19')
+    write_types(simulation, [(VFS[0], 1130)])
+    with contextlib.redirect_stderr(io.StringIO()):
+        simulation._reboot()
+    report = simulation.report()['host']
+    assert report['vf_vgpu_types'] == {}
+    assert report['mig'][GPU] == {'mode': 'disabled', 'gpu_instances': [],
+                                  'vf_gpu_instances': {}}
+    assert simulation._load()['host']['vf_vgpu_types'] == {}
+
+
+def test_sriov_manage_enable_resets_the_types_and_gis(simulated):
+    simulation = simulated(libvirt_domains=[{'name': 'g', 'pci': [VFS[0]],
+                                             'state': 'shutoff'}])
+    enabled_with(simulation, '19,19')
+    write_types(simulation, [(VFS[0], 1130), (VFS[1], 1130)])
+    code, said = run(simulation, 'sriov-manage -e {}'.format(GPU))
+    assert code == 0, said
+    report = simulation.report()['host']
+    assert report['vf_vgpu_types'] == {}
+    assert report['mig'][GPU]['gpu_instances'] == []
+    assert report['mig'][GPU]['vf_gpu_instances'] == {}
+    assert [gpu_instance_id(simulation, vf) for vf in VFS] == ['ENXIO'] * 4
+    assert [creatable(simulation, vf) for vf in VFS] == [[]] * 4
+    assert report['guest_disruptions'] == [
+        {'step': 0, 'guest': 'g', 'cause': 'VF {} vGPU type 1130 -> 0 by '
+         'sriov-manage -e {}'.format(VFS[0], GPU)}]
+    # The GIs made again: the VFs take them as at first.
+    assert run(simulation, 'nvidia-smi mig -cgi 19')[0] == 0
+    write_types(simulation, [(VFS[1], 1130)])
+    assert holders(simulation) == {VFS[1]: 1}
+
+
+def test_sriov_manage_disable_frees_the_gis_its_vfs_held(simulated):
+    simulation = simulated()
+    enabled_with(simulation, '19')
+    write_types(simulation, [(VFS[0], 1130)])
+    assert run(simulation, 'sriov-manage -d ALL')[0] == 0
+    report = simulation.report()['host']
+    assert report['mig'][GPU] == {'mode': 'enabled',
+                                  'gpu_instances': ['1g.10gb'],
+                                  'vf_gpu_instances': {}}
+    assert run(simulation, 'nvidia-smi mig -dgi')[0] == 0
+
+
+# ---------------------------------------------------------------- output
+
+def test_gpus_of_the_other_forms_keep_their_output(simulated):
+    """host.mig's vf_gpu_instances and host.vf_type_refusals are only
+    there where a GPU uses this form."""
+    mdev_form = gpu()
+    mdev_form['sriov'] = {'total_vfs': 4}
+    del mdev_form['mig']['vgpu_types']
+    report = simulated(mdev_form).report()['host']
+    assert report['mig'] == {GPU: {'mode': 'disabled',
+                                   'gpu_instances': []}}
+    assert 'vf_type_refusals' not in report
+
+
+def test_the_state_is_read_back_as_json_gives_it(simulated):
+    """Type numbers are text keys once the host state went through JSON:
+    the rules read them either way."""
+    simulation = simulated()
+    function = simulation._load()['host']['pci'][0]
+    assert mig.vfio_type_profiles(function) == {1130: '1g.10gb',
+                                                1134: '3g.40gb'}
+    assert mig.vfio_type_profiles(gpu()) == {1130: '1g.10gb',
+                                             1134: '3g.40gb'}
+
+
+# ------------------------------------------------------------ validation
+
+@pytest.mark.parametrize('change, message', [
+    (lambda function: function['mig']['vgpu_types'].update(
+        {'2g.10gb': {1131: 'NVIDIA H100XM-2-10C'}}),
+     "host.pci[0].mig.vgpu_types: '2g.10gb' is not one of the GPU instance "
+     "profiles (1g.10gb, 2g.20gb, 3g.40gb)"),
+    (lambda function: function['mig']['vgpu_types'].update(
+        {'1g.10gb': {0: 'NVIDIA H100XM-1-10C'}}),
+     'host.pci[0].mig.vgpu_types.1g.10gb: 0 is not a vGPU type number such '
+     'as 1130'),
+    (lambda function: function['mig']['vgpu_types'].update(
+        {'1g.10gb': {'1130': 'NVIDIA H100XM-1-10C'}}),
+     "host.pci[0].mig.vgpu_types.1g.10gb: '1130' is not a vGPU type number "
+     "such as 1130"),
+    (lambda function: function['mig']['vgpu_types'].update(
+        {'1g.10gb': {1130: 1130}}),
+     'host.pci[0].mig.vgpu_types.1g.10gb.1130: expected the type\'s name, '
+     'such as "NVIDIA H100XM-1-10C"'),
+    (lambda function: function['mig']['vgpu_types'].update(
+        {'1g.10gb': {1100: 'NVIDIA H100XM-1-10C'}}),
+     'host.pci[0].mig.vgpu_types.1g.10gb: 1100 is also a time-sliced type '
+     '(sriov.vf_vgpu_types)'),
+    (lambda function: function['mig']['vgpu_types'].update(
+        {'2g.20gb': {1130: 'NVIDIA H100XM-2-20C'}}),
+     'host.pci[0].mig.vgpu_types.2g.20gb: 1130 is given twice'),
+    (lambda function: function['mig']['vgpu_types'].update(
+        {'1g.10gb': {'nvidia-1130': {'name': 'NVIDIA H100XM-1-10C'}}}),
+     'host.pci[0].mig.vgpu_types.1g.10gb.nvidia-1130: on a GPU whose VFs '
+     'use sriov.vf_vgpu_types (vendor-specific VFIO) MIG-backed types are '
+     'given as {type number: name}, e.g. {1130: "NVIDIA H100XM-1-10C"}'),
+    (lambda function: function['sriov'].pop('vf_vgpu_types'),
+     'host.pci[0].mig.vgpu_types.1g.10gb: the {type number: name} form is '
+     'for a GPU whose VFs use sriov.vf_vgpu_types (vendor-specific VFIO); '
+     'here each type is a mapping, as in mdev_types'),
+])
+def test_the_form_is_checked(change, message):
+    function = gpu()
+    change(function)
+    with pytest.raises(scenario.ScenarioError) as error:
+        scenario.validate({'host': {'pci': [function]}})
+    assert str(error.value) == message
+
+
+def test_no_vf_starts_with_a_mig_backed_type():
+    with pytest.raises(scenario.ScenarioError) as error:
+        scenario.validate({'host': {'pci': [gpu()],
+                                    'vf_vgpu_types': {VFS[0]: 1130}}})
+    assert str(error.value) == (
+        'host.vf_vgpu_types.{}: 1130 is a MIG-backed type; no GPU instance '
+        'exists at the start for it'.format(VFS[0]))
+    scenario.validate({'host': {'pci': [gpu()],
+                                'vf_vgpu_types': {VFS[0]: 1100}}})
+
+
+def test_the_contracts_example_is_accepted():
+    function = gpu()
+    function['sriov']['vf_mdev_types'] = {}
+    function['mig']['vgpu_types'] = {'1g.10gb': {1130: 'NVIDIA H100XM-1-10C'},
+                                     '3g.40gb': {1134: 'NVIDIA H100XM-3-40C'}}
+    scenario.validate({'host': {'pci': [function]}})
