@@ -282,8 +282,10 @@ def in_use(host: Dict[str, Any], function: Dict[str, Any],
            vfs_count: bool = False, gis_count: bool = False
            ) -> Optional[str]:
     """Why the GPU is in use (one line), or None: a vGPU (an mdev on it
-    or on one of its VFs), a VF with a vGPU type that a guest has; with
-    vfs_count, enabled VFs; with gis_count, existing GIs."""
+    or on one of its VFs), a VF with a vGPU type that a guest has (on
+    the VFIO form, any VF with a vGPU type: the type is the vGPU, as an
+    mdev is); with vfs_count, enabled VFs; with gis_count, existing
+    GIs."""
     address = function['address'].lower()
     vfs = [vf.lower() for vf in _vfs(host, function)]
     for mdev in host.get('mdevs', []):
@@ -293,6 +295,8 @@ def in_use(host: Dict[str, Any], function: Dict[str, Any],
         if type_id and vf.lower() in vfs and guests_on_vf(host, vf):
             return 'VF {} (vGPU type {}) used by {}'.format(
                 vf, type_id, ', '.join(guests_on_vf(host, vf)))
+        if type_id and vf.lower() in vfs and vfio_form(function):
+            return 'VF {} has vGPU type {}'.format(vf, type_id)
     if vfs_count and vfs:
         return '{} VFs enabled'.format(len(vfs))
     gis = host['mig'].get(function['address'], {}).get('gpu_instances')

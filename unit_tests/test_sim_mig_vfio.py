@@ -17,7 +17,7 @@ import os
 import pytest
 
 from sim import host, mig, scenario
-from simulation import simulations
+from simulation import run_yaml, simulations
 
 GPU = '0000:41:00.0'
 VFS = host.vf_addresses(GPU, 4)
@@ -213,6 +213,19 @@ def test_a_write_with_no_free_gi_is_refused_and_undone(simulated):
          'why': 'not a vGPU type of ' + GPU}]
 
 
+def test_a_refused_write_disrupts_no_guest(simulated):
+    simulation = simulated(libvirt_domains=[{'name': 'g',
+                                             'pci': [VFS[0]]}])
+    enabled_with(simulation, '19')
+    write_types(simulation, [(VFS[0], 1130)])
+    write_types(simulation, [(VFS[0], 1134)])
+    report = simulation.report()['host']
+    assert report['vf_vgpu_types'] == {VFS[0]: '1130'}
+    assert [refusal['type'] for refusal in report['vf_type_refusals']] == [
+        1134]
+    assert report['guest_disruptions'] == []
+
+
 def test_a_mig_backed_type_is_refused_while_mig_is_disabled(simulated):
     simulation = simulated()
     assert run(simulation, 'sriov-manage -e ALL')[0] == 0
@@ -254,6 +267,17 @@ def test_dgi_refuses_a_gi_a_vf_holds(simulated):
     assert run(simulation, 'nvidia-smi mig -dgi -gi 2')[0] == 0
     assert simulation.report()['host']['mig'][GPU] == {
         'mode': 'enabled', 'gpu_instances': [], 'vf_gpu_instances': {}}
+
+
+def test_a_typed_vf_keeps_a_mode_change_pending(simulated):
+    """On this driver the type is the vGPU (as an mdev is), guest or
+    not: MIG mode cannot change under a VF with a time-sliced type."""
+    simulation = simulated()
+    assert run(simulation, 'sriov-manage -e ALL')[0] == 0
+    write_types(simulation, [(VFS[0], 1100)])
+    code, said = run(simulation, 'nvidia-smi -i 0 -mig 1')
+    assert code == 255 and IN_USE in said
+    assert simulation._load()['host']['mig'][GPU]['mode'] == 'disabled'
 
 
 def test_a_reboot_leaves_no_type_and_no_gi(simulated):
@@ -315,6 +339,31 @@ def test_gpus_of_the_other_forms_keep_their_output(simulated):
     assert report['mig'] == {GPU: {'mode': 'disabled',
                                    'gpu_instances': []}}
     assert 'vf_type_refusals' not in report
+
+
+def test_the_output_of_a_scenario_run(tmp_path):
+    """The simulator's own run: the additions are in its JSON."""
+    output = run_yaml(tmp_path, """\
+host:
+  kernel_modules: [nvidia]
+  packages: {nvidia-vgpu-ubuntu-550: "550.54.16"}
+  pci:
+    - address: "0000:41:00.0"
+      vendor: "10de"
+      device: "2330"
+      class: "030200"
+      sriov:
+        total_vfs: 4
+        vf_vgpu_types: {1100: "NVIDIA H100XM-4C"}
+      mig:
+        mode: enabled
+        gpu_instance_profiles: [{id: 19, name: "1g.10gb", max: 7}]
+        vgpu_types: {"1g.10gb": {1130: "NVIDIA H100XM-1-10C"}}
+steps: []
+""")
+    assert output['host']['mig'] == {GPU: {
+        'mode': 'enabled', 'gpu_instances': [], 'vf_gpu_instances': {}}}
+    assert output['host']['vf_type_refusals'] == []
 
 
 def test_the_state_is_read_back_as_json_gives_it(simulated):
