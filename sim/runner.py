@@ -865,8 +865,13 @@ class Simulation:
                 self._baseline, simreport.snapshot(self.host_root)),
             flags=simreport.flags(self.charm_dir),
             vf_vgpu_types=simreport.vf_vgpu_types(self.host_root))
-        return simreport.scrub(output, [(self.host_root, ''),
-                                        (self.work, '<sim>')])
+        # The hooks' interpreter stands for the unit's venv (layer:basic's
+        # ../.venv), where a built charm's is: the exporter's unit names
+        # it, and the output must not name this checkout's path.
+        venv = [] if self.built_charm else [
+            (self.python, AGENT_DIR + '/.venv/bin/python')]
+        return simreport.scrub(output, venv + [(self.host_root, ''),
+                                               (self.work, '<sim>')])
 
     def cleanup(self) -> None:
         if self._tool_server:

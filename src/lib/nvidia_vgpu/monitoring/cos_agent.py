@@ -51,7 +51,8 @@ def unit_text(python: str, lib_dir: str, port: int, digest: str) -> str:
 # Every module of ours the exporter service loads (unit_tests/
 # test_cos_agent.py holds this to what it imports), under lib/.
 EXPORTER_SOURCES = (
-    'nvidia_vgpu/__init__.py', 'nvidia_vgpu/host/__init__.py',
+    'nvidia_vgpu/__init__.py', 'nvidia_vgpu/names.py',
+    'nvidia_vgpu/host/__init__.py',
     'nvidia_vgpu/host/hostfs.py', 'nvidia_vgpu/monitoring/__init__.py',
     'nvidia_vgpu/monitoring/exporter.py',
     'nvidia_vgpu/monitoring/facts_file.py',
