@@ -45,7 +45,9 @@ CLOSURES = {
     'nvidia_vgpu.driver.mig_boot': sorted(_BOOT + (
         'nvidia_vgpu.driver.mig_boot', 'nvidia_vgpu.host.bounded',
         'nvidia_vgpu.host.mig', 'nvidia_vgpu.host.nvidia_smi',
-        'nvidia_vgpu.mig',
+        # sysfs: a VF typed for no guest is cleared before its GPU's
+        # instances go (vendor-specific VFIO)
+        'nvidia_vgpu.host.sysfs', 'nvidia_vgpu.mig',
         'nvidia_vgpu.mig.instances')),
     # Copied alone to the host: none of ours at all.
     NAGIOS_CHECK: [],

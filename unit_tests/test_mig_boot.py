@@ -125,3 +125,21 @@ def test_the_units_run_in_the_order_mig_needs():
 
 def test_a_wrong_phase_is_refused(record):
     assert mig_boot.main(['mig_boot', 'all']) == 2
+
+
+def test_idle_typed_vfs_are_cleared_before_the_instances_go(
+        record, fake_commands, tmp_path):
+    vfs = ('0000:41:00.4', '0000:41:00.5')
+    for vf in vfs:
+        typed = tmp_path / 'sys' / 'bus' / 'pci' / 'devices' / vf / 'nvidia'
+        typed.mkdir(parents=True)
+        (typed / 'current_vgpu_type').write_text('1130\n')
+    fake_commands.set('nvidia-smi', stdout='Successfully destroyed GPU '
+                      'instance ID  1 from GPU  0\n')
+    work = mig_boot.model.MigPlan(destroy={H100: (1,)},
+                                  untype={H100: (vfs[1],)})
+    assert mig_boot.apply(work) == []
+    current = tmp_path / 'sys' / 'bus' / 'pci' / 'devices'
+    assert [(current / vf / 'nvidia' / 'current_vgpu_type').read_text()
+            for vf in vfs] == ['1130\n', '0']
+    assert fake_commands.calls[0][-3:] == ['-dgi', '-gi', '1']

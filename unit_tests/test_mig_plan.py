@@ -112,9 +112,7 @@ def test_a_gpu_left_out_of_the_layout_goes_back_once_unused():
     ({A40: {'1g.10gb': 1}}, {},
      'GPU 0000:84:00.0 is not MIG-capable; mig-layout leaves it as it is'),
     ({L40S: {'1g.10gb': 1}}, {},
-     'GPU 0000:85:00.0 runs NVIDIA\'s vendor-specific VFIO driver, whose '
-     'MIG-backed vGPUs this charm does not set up; mig-layout leaves it as '
-     'it is'),
+     'GPU 0000:85:00.0 is not MIG-capable; mig-layout leaves it as it is'),
     ({H100: {'1g.5gb': 2}}, {H100: h100()},
      'GPU 0000:41:00.0 has no GPU instance profile 1g.5gb; it has 1g.10gb '
      '(up to 7), 1g.20gb (up to 4), 3g.40gb (up to 2), 7g.80gb (up to 1)'),
@@ -126,6 +124,60 @@ def test_what_cannot_apply_is_explained_and_nothing_changes(layout, mig,
     found = plan.plan(layout, GPUS, mig, {})
     assert found.refused == {list(layout)[0]: message}
     assert (found.enable, found.create, found.destroy) == ((), {}, {})
+
+
+# ------------------------------------- NVIDIA's vendor-specific VFIO driver
+
+H100_VFIO = model.HostGpu(H100, True, ('0000:41:00.4', '0000:41:00.5',
+                                       '0000:41:00.6'), vendor_vfio=True,
+                          ids='10de:2330:10de:16c1')
+
+
+def test_a_gpu_on_the_vendor_specific_vfio_driver_is_cut_the_same_way():
+    found = plan.plan(LAYOUT, [H100_VFIO], {H100: h100()}, {})
+    assert made(found) == {H100: WANTED} and found.refused == {}
+    found = plan.plan(LAYOUT, [H100_VFIO], {H100: h100(mode='Disabled')}, {})
+    assert found.enable == (H100,)
+
+
+@pytest.mark.parametrize('mig,layout,applied,untyped', [
+    # A remake: the VFs typed for no guest hold GIs; cleared first.
+    ({H100: h100(instances=GIS)}, {H100: {'7g.80gb': 1}}, [],
+     {H100: ('0000:41:00.4', '0000:41:00.6')}),
+    # Into MIG mode: a time-sliced type holds the whole GPU.
+    ({H100: h100(mode='Disabled')}, LAYOUT, [],
+     {H100: ('0000:41:00.4', '0000:41:00.6')}),
+    # Out of it, the layout emptied.
+    ({H100: h100(instances=GIS)}, {}, [H100],
+     {H100: ('0000:41:00.4', '0000:41:00.6')}),
+    # Only adding GIs beside those there: the typed VFs keep theirs.
+    ({H100: h100(instances=GIS[:2])}, LAYOUT, [], {}),
+    # Nothing changes.
+    ({H100: h100(instances=GIS)}, LAYOUT, [], {}),
+])
+def test_idle_typed_vfs_are_cleared_before_their_gpu_changes(
+        mig, layout, applied, untyped):
+    idle = {H100: ['0000:41:00.4', '0000:41:00.6']}
+    found = plan.plan(layout, [H100_VFIO], mig, {}, applied=applied,
+                      idle_typed=idle)
+    assert found.untype == untyped
+
+
+def test_a_vf_a_guest_uses_holds_the_change_and_none_is_cleared():
+    found = plan.plan({H100: {'7g.80gb': 1}}, [H100_VFIO],
+                      {H100: h100(instances=GIS)}, {H100: ['instance-1']},
+                      idle_typed={H100: ['0000:41:00.6']})
+    assert found.held == {H100: ('instance-1',)}
+    assert found.untype == {} and found.destroy == {}
+
+
+def test_idle_typed_vfs_are_those_no_guest_uses():
+    host = model.HostSnapshot(
+        (), (H100_VFIO,), '570.172.07', None,
+        pci_users={'0000:41:00.5': ['instance-1']},
+        vf_current_types={'0000:41:00.4': 1130, '0000:41:00.5': 1130,
+                          '0000:41:00.6': 0})
+    assert plan.idle_typed_vfs(host) == {H100: ['0000:41:00.4']}
 
 
 def test_the_boot_record_keeps_what_guests_use_until_the_change_applies():

@@ -183,3 +183,79 @@ def test_a_layout_that_cannot_be_placed_is_refused_before_anything_goes():
     assert output['host']['mig'][H100]['gpu_instance_placements'] == [
         {'profile': '3g.40gb', 'start': 0}, {'profile': '3g.40gb', 'start': 4}]
     assert statuses(output)[-1][1] == 'active'
+
+
+# ------------------------------------- NVIDIA's vendor-specific VFIO driver
+
+VFIO = 'mig/h100-vfio-noble-epoxy.yaml'
+SMALL_CLASS = 'CUSTOM_VGPU_H100XM_1_10C'
+LARGE_CLASS = 'CUSTOM_VGPU_H100XM_3_40C'
+
+
+def typed_vfs(nova_sections):
+    """(VF, resource class) of each typed VF Nova is given."""
+    return [(spec['address'], spec['resource_class']) for spec in (
+        json.loads(value) for key, value in nova_sections['pci']
+        if key == 'device_spec')]
+
+
+def test_vfio_the_size_gets_one_typed_vf_per_gpu_instance(tmp_path):
+    from test_scenarios_guests import until
+    from simulation import run_yaml
+    output = run_yaml(tmp_path, until(VFIO, 9))
+    vfs = ['0000:41:00.{}'.format(n) for n in (4, 5, 6, 7)] + [
+        '0000:41:01.{}'.format(n) for n in (0, 1, 2)]
+    assert typed_vfs(sections(output)) == [(vf, SMALL_CLASS) for vf in vfs]
+    # Each holds a GPU instance of its size; the driver refused none.
+    assert output['host']['vf_vgpu_types'] == dict.fromkeys(vfs, '1130')
+    assert output['host']['vf_type_refusals'] == []
+    # Flavors ask for the size's alias.
+    assert [json.loads(value)['name'] for key, value
+            in sections(output)['pci'] if key == 'alias'] == [SMALL_CLASS]
+    assert output['steps'][4]['status']['message'] == (
+        'Unit is ready: 1 NVIDIA GPU (H100 SXM5 80GB); 16 SR-IOV VFs; typed '
+        'VFs live-migratable; nvidia-1130: 7 vGPUs on 1 GPU; H100XM-1-10C is '
+        'nvidia-1130; nvidia-1130 as CUSTOM_VGPU_H100XM_1_10C; nvidia-1130 '
+        'on 1 GPU (10de:2330)')
+
+
+def test_vfio_every_boot_puts_back_mode_vfs_instances_then_types():
+    output = scenario(VFIO)
+    for index in (4, 7, 16):     # the reboots
+        reboot = output['steps'][index]
+        assert reboot['step'] == 'reboot'
+        order = [argv[:2] if argv[0] == 'sriov-manage' else
+                 [arg for arg in argv if arg in ('-mig', '-cgi')]
+                 for argv in smi(reboot)
+                 if argv[0] == 'sriov-manage' or '-mig' in argv or
+                 '-cgi' in argv]
+        assert order == [['-mig'], ['sriov-manage', '-e'], ['-cgi']]
+    # Nothing changes at a reboot or an update-status: Nova is told once
+    # at the first boot, and once when the new layout applies.
+    assert [step['relation_sets'] for step in output['steps']
+            if step['step'] in ('reboot', 'update-status')] == [
+        1, 0, 0, 0, 0, 1, 0, 0, 0]
+    assert output['host']['guest_disruptions'] == []
+
+
+def test_vfio_a_change_waits_then_clears_idle_vfs_first():
+    output = scenario(VFIO)
+    steps = output['steps']
+    for index in (11, 12, 13):
+        assert steps[index]['status']['workload'] == 'waiting', index
+        assert 'instance-0000004a' in steps[index]['status']['message']
+        assert not any('-dgi' in argv for argv in smi(steps[index]))
+    # Gone: the seven typed VFs are cleared, and the driver then destroys
+    # the instances they held (it refuses while a VF holds one).
+    assert [argv[-3:] for argv in smi(steps[14]) if '-dgi' in argv or
+            '-cgi' in argv] == [
+        ['-dgi', '-gi', '1,2,3,4,5,6,7'],
+        ['00000000:41:00.0', '-cgi', '9:0,9:4']]
+    assert output['host']['vf_type_refusals'] == []
+    assert output['host']['vf_vgpu_types'] == {
+        '0000:41:00.4': '1133', '0000:41:00.5': '1133'}
+    assert typed_vfs(sections(output)) == [
+        ('0000:41:00.4', LARGE_CLASS), ('0000:41:00.5', LARGE_CLASS)]
+    assert steps[14]['status']['message'].startswith(
+        'Unit is ready: 1 NVIDIA GPU (H100 SXM5 80GB); 16 SR-IOV VFs; typed '
+        'VFs live-migratable; nvidia-1133: 2 vGPUs on 1 GPU')

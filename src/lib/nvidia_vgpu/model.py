@@ -205,6 +205,10 @@ class MigPlan(NamedTuple):
     reset_pending: Tuple[str, ...] = ()  # mode set, applies at a reboot
     held: Mapping[str, Tuple[str, ...]] = {}     # GPU -> guests it waits for
     refused: Mapping[str, str] = {}    # GPU -> why its layout cannot apply
+    # GPU -> its VFs (vendor-specific VFIO) whose vGPU type no guest uses,
+    # to clear before its mode or instances change: a typed VF holds its
+    # GPU (or a GI of it), which the driver then refuses to change
+    untype: Mapping[str, Tuple[str, ...]] = {}
 
 
 class Versions(NamedTuple):

@@ -78,9 +78,11 @@ class BootUnits:
                 os.path.join(hookenv.charm_dir(), 'lib')))
         if boot.host_mappings is not None:
             boot_records.save_json(boot_records.MAPPINGS, boot.host_mappings)
-            if boot_records.save_json(boot_records.SETTINGS, {
-                    'restore_mdevs': boot.restores_mdevs,
-                    'vf_vgpu_types': boot.vf_types}):
+            settings = {'restore_mdevs': boot.restores_mdevs,
+                        'vf_vgpu_types': boot.vf_types}
+            if boot.vf_type_names:
+                settings['vf_vgpu_type_names'] = boot.vf_type_names
+            if boot_records.save_json(boot_records.SETTINGS, settings):
                 context.records_changed()
             if context.host.driver is not None and \
                     restore.apply_vf_types(boot.vf_types):

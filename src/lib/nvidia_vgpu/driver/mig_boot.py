@@ -19,7 +19,7 @@ import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from nvidia_vgpu import model
-from nvidia_vgpu.host import boot_records, mig, templates
+from nvidia_vgpu.host import boot_records, mig, sysfs, templates
 from nvidia_vgpu.mig import instances
 
 MODE_UNIT = 'nvidia-vgpu-mig-mode.service'
@@ -53,10 +53,15 @@ def to_make(wanted: Sequence[str], gpu: model.MigGpu
 
 
 def apply(work: model.MigPlan) -> List[str]:
-    """Do what the plan says now, in the order the GPU needs: remove
-    instances before the mode goes or new ones are made. What nvidia-smi
-    said of each step that failed (the plan of the next hook retries)."""
+    """Do what the plan says now, in the order the GPU needs: clear the
+    idle typed VFs that hold it, remove instances before the mode goes
+    or new ones are made. What failed, as nvidia-smi (or the VF) said
+    it (the plan of the next hook retries)."""
     failed = []
+    for vf in sorted(vf for vfs in work.untype.values() for vf in vfs):
+        problem = sysfs.clear_vgpu_type(vf)
+        if problem:
+            failed.append(problem)
     steps = ([(mig.destroy, gpu, ids) for gpu, ids in
               sorted(work.destroy.items())] +
              [(mig.disable, gpu, None) for gpu in work.disable] +

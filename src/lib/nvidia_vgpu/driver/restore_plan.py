@@ -6,7 +6,8 @@ the charm's records, asks these, and writes what they answer.
 Pure, and the standard library only: the host's python3 imports it at
 boot (python3 -m nvidia_vgpu.restore), outside the charm's venv.
 """
-from typing import Any, Dict, List, Mapping, NamedTuple, Set, Tuple
+from typing import (Any, Collection, Dict, List, Mapping, NamedTuple, Set,
+                    Tuple)
 
 from nvidia_vgpu import model, names
 
@@ -87,6 +88,22 @@ def vf_type_numbers(vf_types: Dict[str, List[str]]) -> Dict[str, int]:
     current_vgpu_type takes), from type -> its VFs."""
     return {vf: names.type_number(vgpu_type)
             for vgpu_type, vfs in vf_types.items() for vf in vfs}
+
+
+def mig_backed_names(numbers: Collection[int],
+                     offered: Mapping[str, Mapping[str, str]]
+                     ) -> Dict[str, str]:
+    """The driver's name of each MIG-backed type among these numbers,
+    as the devices name them now (str(number) -> name): the next hook
+    needs them once every GPU instance of the type's profile is held,
+    when the driver lists the type on no VF."""
+    found: Dict[str, str] = {}
+    for table in offered.values():
+        for listed, name in table.items():
+            number = names.type_number(listed)
+            if number in numbers and name and names.gi_profile_of(name):
+                found[str(number)] = name
+    return dict(sorted(found.items()))
 
 
 def vf_types_to_set(vf_types: Mapping[str, Any]) -> List[Tuple[str, int]]:

@@ -27,6 +27,8 @@ class BootPlan(NamedTuple):
     restores_mdevs: bool                 # the restore unit recreates mdevs
     host_mappings: Optional[model.Mappings]   # None: keep what it has
     vf_types: Dict[str, int]             # VF -> the type number it takes
+    # the driver's names of the MIG-backed ones (str(number) -> name)
+    vf_type_names: Dict[str, str]
     sriov: model.SriovWork = model.SriovWork()
     mig_record: Dict[str, List[str]] = {}   # what the MIG units make
     # running vGPUs guests use to make persistent (mdevctl define)
@@ -187,7 +189,8 @@ def _mig(host: model.HostSnapshot, config: Mapping[str, Any],
     return mig_plan.plan(
         mig_layout.parse(config.get(mig_layout.OPTION)), host.gpus,
         host.mig, mig_plan.users_by_gpu(host),
-        applied=sorted(unit.mig_record))
+        applied=sorted(unit.mig_record),
+        idle_typed=mig_plan.idle_typed_vfs(host))
 
 
 def _boot(host: model.HostSnapshot, family: families.Family,
@@ -204,10 +207,12 @@ def _boot(host: model.HostSnapshot, family: families.Family,
     is thus safe whichever hook, or reboot, comes first after it.
     """
     transient = restore_plan.transient_in_use(host)
+    vf_types = restore_plan.vf_type_numbers(nova.vf_types or {})
     return BootPlan(
         family.restores_mdevs or bool(transient),
-        nova.host_mappings,
-        restore_plan.vf_type_numbers(nova.vf_types or {}),
+        nova.host_mappings, vf_types,
+        restore_plan.mig_backed_names(set(vf_types.values()),
+                                      host.offered or {}),
         sriov.work(host, unit.installed is not None),
         mig_plan.boot_record(mig, unit.mig_record),
         restore_plan.to_define(host, transient)

@@ -65,6 +65,17 @@ def recorded_vf_types() -> Dict[str, int]:
                 types, dict) else {}
 
 
+def recorded_vf_type_names() -> Dict[int, str]:
+    """The driver's name of each type the charm gave VFs, by number, as
+    it read them when it gave them (vendor-specific VFIO: the driver
+    lists a type only while it can create one more)."""
+    found = load_json(SETTINGS).get('vf_vgpu_type_names', {})
+    return {int(number): name for number, name in found.items()
+            if number.isdigit() and isinstance(name, str) and
+            len(name) <= 80 and names.profile_of(name) is not None} \
+        if isinstance(found, dict) else {}
+
+
 def recorded_mig() -> Dict[str, List[str]]:
     """GPU -> the GPU instance profiles its boot units make (given to
     nvidia-smi as they are)."""

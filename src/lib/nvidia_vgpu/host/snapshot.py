@@ -17,7 +17,7 @@ from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional,
                     Sequence, Tuple)
 
 from nvidia_vgpu import model
-from nvidia_vgpu.names import type_id
+from nvidia_vgpu.names import type_id, type_number
 from nvidia_vgpu.host import (
     boot_records, dpkg, inventory, kernel, libvirt, mdevctl, survey, sysfs)
 from nvidia_vgpu.host import mig as mig_state
@@ -51,9 +51,9 @@ def read(nova_version: Optional[str],
         if any(gpu.vendor_vfio for gpu in gpus) else (None, None)
     return model.HostSnapshot(
         functions, gpus, driver, nova_version,
-        offered=offered_types(gpus, names) if driver is not None else None,
-        type_descriptions=first_vf_descriptions(gpus),
-        mdevs=mdevs,
+        offered=_offered(gpus, names, vf_current_types)
+        if driver is not None else None,
+        type_descriptions=first_vf_descriptions(gpus), mdevs=mdevs,
         mdev_users=mdev_users, pci_users=pci_users,
         running_guests=libvirt.running_domains(),
         vf_types_in_use={address: sysfs.current_vgpu_type(address) or 0
@@ -67,8 +67,8 @@ def read(nova_version: Optional[str],
         if driver is not None else {},
         type_names=_OnDemand(sysfs.mdev_type_name)
         if driver is not None else {},
-        mig=mig_state.read() if mig and driver is not None and any(
-            gpu.sriov for gpu in gpus) else None,
+        mig=mig_state.read() if mig and driver is not None and
+        any(gpu.sriov for gpu in gpus) else None,
         vf_current_types=vf_current_types,
         persistent_mdevs=mdevctl.persistent_mdevs() if mdev_users
         else frozenset(),
@@ -114,7 +114,8 @@ def read_listing(functions: Tuple[model.PciFunction, ...],
                  driver: Optional[str]) -> model.HostSnapshot:
     """The host at list-vgpu-types' level: these GPUs and their VFs, the
     types each device offers with the driver's names (one VF stands for
-    all of an mdev GPU's, as in a hook), the descriptions and free
+    all of an mdev GPU's, as in a hook; a typed VF of the vendor-specific
+    VFIO driver offers its own type too), the descriptions and free
     instances the listing then asks for, one file each, the vGPUs on
     VFs, and MIG where a GPU has SR-IOV (every MIG-capable GPU does).
     None of a hook's other reads (guests, boot records, versions);
@@ -123,9 +124,10 @@ def read_listing(functions: Tuple[model.PciFunction, ...],
                  for function in functions)
     if not gpus or driver is None:
         return model.HostSnapshot(functions, gpus, driver, None)
+    current = _vf_current_types(gpus)
     return model.HostSnapshot(
         functions, gpus, driver, None,
-        offered=offered_types(gpus, names=True),
+        offered=_offered(gpus, True, current), vf_current_types=current,
         type_descriptions={
             gpu.address: _Descriptions((gpu.virtual_functions or
                                         (gpu.address,))[0])
@@ -189,6 +191,39 @@ def offered_types(gpus: Tuple[model.HostGpu, ...],
             for address in gpu.virtual_functions:
                 offered[address] = shared
     return offered
+
+
+def _offered(gpus: Tuple[model.HostGpu, ...], names: bool,
+             current: Mapping[str, int]) -> model.Offered:
+    """What each device offers, typed VFs their own types too."""
+    return with_typed_vfs(offered_types(gpus, names), current,
+                          boot_records.recorded_vf_type_names())
+
+
+def with_typed_vfs(offered: model.Offered, current: Mapping[str, int],
+                   recorded_names: Mapping[int, str]) -> model.Offered:
+    """What each device offers, a VF given a vGPU type (vendor-specific
+    VFIO) offering its own type too.
+
+    The driver lists in a VF's creatable_vgpu_types only what it can
+    still create, so a type whose every vGPU exists (every GPU instance
+    of a MIG-backed type's profile held by a VF) is listed nowhere: the
+    VFs holding it still offer it, named as another device names it or,
+    where none does, as the charm recorded when it gave the VFs that
+    type ('' where neither knows).
+    """
+    named = dict(recorded_names)
+    for table in offered.values():
+        for listed, name in table.items():
+            number = type_number(listed)
+            if name and number is not None:
+                named[number] = name
+    found = dict(offered)
+    for vf, number in current.items():
+        if number and type_id(number) not in offered.get(vf, {}):
+            found[vf] = dict(offered.get(vf, {}),
+                             **{type_id(number): named.get(number, '')})
+    return found
 
 
 def _mdev_types(address: str, names: bool) -> Dict[str, str]:

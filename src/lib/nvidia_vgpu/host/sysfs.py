@@ -186,6 +186,17 @@ def set_vgpu_type(address: str, type_id: int) -> bool:
     return True
 
 
+def clear_vgpu_type(address: str) -> Optional[str]:
+    """Take a VF's vGPU type away (vendor-specific VFIO), freeing what
+    it held; what went wrong, or None."""
+    try:
+        set_vgpu_type(address, 0)
+    except OSError as error:
+        return 'clearing the vGPU type of VF {}: {}'.format(
+            address, error.strerror or error)
+    return None
+
+
 def device_id(address: str) -> str:
     """The PCI device id of a function, e.g. 26b9 (as Nova wants it)."""
     value = _read(_device(address, 'device')) or ''

@@ -13,6 +13,12 @@ Each GI is made at a start computed from the placements the GPU lists
 the GPU can hold comes up whole whatever its driver would choose; one it
 cannot hold is refused before anything is destroyed (layout.fit).
 
+On NVIDIA's vendor-specific VFIO driver a vGPU is a VF given a type,
+and a VF given a MIG-backed type holds a GI of its profile: a VF typed
+for no guest is cleared first where its GPU's mode or GIs change (the
+driver refuses to change what a vGPU holds), and the hook types VFs
+again from the new GIs (the Nova plan gives each type one VF per GI).
+
 Pure: the parsed layout, the host's GPUs and MIG state, and the guests
 per GPU in; a MigPlan out.
 """
@@ -50,28 +56,24 @@ def ordered(instances: Mapping[str, int]) -> Tuple[str, ...]:
 def plan(layout: mig_layout.Layout, gpus: Sequence[model.HostGpu],
          mig: Optional[Mapping[str, model.MigGpu]],
          users: Mapping[str, Sequence[str]],
-         applied: Sequence[str] = ()) -> model.MigPlan:
+         applied: Sequence[str] = (),
+         idle_typed: Mapping[str, Sequence[str]] = {}) -> model.MigPlan:
     """The MIG work for this host.
 
     mig: the MIG-capable GPUs as the driver reports them (None: the
     driver does not run yet, nothing can be read or done); users: GPU ->
     guests whose definitions use a vGPU on it; applied: the GPUs the
-    charm put in MIG mode before (one left out of the layout goes back).
+    charm put in MIG mode before (one left out of the layout goes back);
+    idle_typed: GPU -> its VFs given a vGPU type that no guest uses
+    (vendor-specific VFIO).
     """
     wanted = for_host(layout, gpus)
     if mig is None:
         return model.MigPlan(wanted={gpu: ordered(instances)
                                      for gpu, instances in wanted.items()})
-    by_address = {gpu.address: gpu for gpu in gpus}
     work = _Work()
     for address, instances in sorted(wanted.items()):
-        gpu = by_address[address]
-        if gpu.vendor_vfio:
-            work.refused[address] = (
-                'GPU {} runs NVIDIA\'s vendor-specific VFIO driver, whose '
-                'MIG-backed vGPUs this charm does not set up; mig-layout '
-                'leaves it as it is'.format(address))
-        elif address not in mig:
+        if address not in mig:
             work.refused[address] = (
                 'GPU {} is not MIG-capable; mig-layout leaves it as it '
                 'is'.format(address))
@@ -80,7 +82,7 @@ def plan(layout: mig_layout.Layout, gpus: Sequence[model.HostGpu],
     for address in sorted(set(applied) - set(wanted)):
         if address in mig and mig[address].enabled:
             work.leave(mig[address], list(users.get(address, ())))
-    return work.result()
+    return work.result(idle_typed)
 
 
 class _Work:
@@ -137,11 +139,18 @@ class _Work:
                 instance.id for instance in gpu.instances))
         self.disable.append(gpu.address)
 
-    def result(self) -> model.MigPlan:
+    def result(self, idle_typed: Mapping[str, Sequence[str]]
+               ) -> model.MigPlan:
+        """The plan, with the idle typed VFs of each GPU whose mode or
+        GPU instances change, to clear first."""
+        changing = set(self.enable) | set(self.disable) | set(self.destroy)
         return model.MigPlan(
             self.wanted, tuple(self.enable), tuple(self.disable),
             self.destroy, self.create, tuple(self.reset_pending),
-            self.held, self.refused)
+            self.held, self.refused, untype={
+                gpu: tuple(sorted(vfs))
+                for gpu, vfs in sorted(idle_typed.items())
+                if gpu in changing and vfs})
 
 
 def users_by_gpu(host: model.HostSnapshot) -> Dict[str, List[str]]:
@@ -163,6 +172,18 @@ def users_by_gpu(host: model.HostSnapshot) -> Dict[str, List[str]]:
         if address in gpu_of:
             users.setdefault(gpu_of[address], []).extend(guests)
     return {gpu: sorted(set(guests)) for gpu, guests in users.items()}
+
+
+def idle_typed_vfs(host: model.HostSnapshot) -> Dict[str, List[str]]:
+    """GPU -> its VFs on the vendor-specific VFIO driver that have a
+    vGPU type no guest's definition uses."""
+    idle: Dict[str, List[str]] = {}
+    for gpu in host.gpus:
+        vfs = [vf for vf in gpu.virtual_functions
+               if host.vf_current_types.get(vf) and vf not in host.pci_users]
+        if vfs:
+            idle[gpu.address] = vfs
+    return idle
 
 
 def boot_record(work: model.MigPlan,

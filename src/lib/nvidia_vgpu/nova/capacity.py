@@ -22,12 +22,15 @@ Nova's own driver: nova_tests/, test_max_instances_would_change_nothing.)
 On a GPU in MIG mode several MIG-backed types may share the GPU, each
 on VFs of its own (share_mig_gpus): every VF lists every MIG-backed
 type and offers one while a GPU instance of its profile is free, so each
-type is given as many VFs as it has instances.
+type is given as many VFs as it has instances. On NVIDIA's
+vendor-specific VFIO driver the same holds for the VFs the charm types
+(share_mig_vfio_gpus), one type alone too: a VF typed beyond the
+instances would be refused by the driver.
 
 Pure functions: data in, data out.
 """
 from typing import (Collection, Dict, Iterable, List, Mapping, Optional,
-                    Tuple)
+                    Set, Tuple)
 
 from nvidia_vgpu.model import HostGpu
 from nvidia_vgpu.names import type_order
@@ -79,12 +82,15 @@ def limit_to_capacity(host_mappings: Mappings, gpus: Iterable[HostGpu],
     return limited
 
 
-def per_gpu(host_mappings: Mappings, gpus: Iterable[HostGpu]
-            ) -> Dict[str, Dict[str, int]]:
+def per_gpu(host_mappings: Mappings, gpus: Iterable[HostGpu],
+            mig_gpus: Collection[str] = ()) -> Dict[str, Dict[str, int]]:
     """type -> {SR-IOV GPU: how many vGPUs of it Nova will offer there}
-    (the VFs given), for the status."""
+    (the VFs given), for the status: on mdev GPUs, and on GPUs in MIG
+    mode (mig_gpus) on the vendor-specific VFIO driver, whose VFs the
+    charm counts out too."""
     gpu_of = {vf: gpu.address for gpu in gpus
-              if gpu.sriov and not gpu.vendor_vfio
+              if gpu.sriov and (not gpu.vendor_vfio or
+                                gpu.address in mig_gpus)
               for vf in gpu.virtual_functions}
     counts: Dict[str, Dict[str, int]] = {}
     for vgpu_type, devices in host_mappings.items():
@@ -133,15 +139,46 @@ def share_mig_gpus(host_mappings: Mappings, gpus: Iterable[HostGpu],
     (Nova refuses a device under two types). A GPU with one type mapped
     is left to limit_to_capacity.
     """
-    vfs_of = {gpu.address: set(gpu.virtual_functions) for gpu in gpus
-              if gpu.address in mig_gpus and not gpu.vendor_vfio}
+    return _share_out(host_mappings, {
+        gpu.address: set(gpu.virtual_functions) for gpu in gpus
+        if gpu.address in mig_gpus and not gpu.vendor_vfio},
+        capacities, occupied, fewest_types=2)
+
+
+def share_mig_vfio_gpus(host_mappings: Mappings, gpus: Iterable[HostGpu],
+                        capacities: Capacities, typed: Mapping[str, str],
+                        mig_gpus: Collection[str]) -> Mappings:
+    """The host's mappings with the VFs of each GPU in MIG mode on
+    NVIDIA's vendor-specific VFIO driver given out among the MIG-backed
+    types mapped to it, as share_mig_gpus does, one type alone too.
+
+    There a VF takes a MIG-backed type only while a GPU instance of its
+    profile is free, and holds one once typed (typed: VF -> its type),
+    so a VF given beyond the instances could never be typed and Nova
+    would offer a vGPU that no guest can get. Where a type's instances
+    are not known it keeps only its typed VFs. Other GPUs keep the VFs
+    the operator named.
+    """
+    return _share_out(host_mappings, {
+        gpu.address: set(gpu.virtual_functions) for gpu in gpus
+        if gpu.address in mig_gpus and gpu.vendor_vfio},
+        capacities, typed, fewest_types=1)
+
+
+def _share_out(host_mappings: Mappings, vfs_of: Mapping[str, Set[str]],
+               capacities: Capacities, occupied: Mapping[str, str],
+               fewest_types: int) -> Mappings:
+    """Each of these GPUs' VFs (GPU -> its VFs) to one MIG-backed type
+    mapped to it, as many as the type's instances, where it has at least
+    `fewest_types` types: VFs occupied by a type first, then free ones
+    lowest address first, types in numeric order."""
     shared: Mappings = {vgpu_type: list(devices)
                         for vgpu_type, devices in host_mappings.items()}
     for gpu, vfs in sorted(vfs_of.items()):
         types = sorted((vgpu_type for vgpu_type, devices
                         in host_mappings.items() if vfs & set(devices)),
                        key=type_order)
-        if len(types) < 2:
+        if len(types) < fewest_types:
             continue
         given = set(vf for vf in vfs if vf in occupied)
         for vgpu_type in types:

@@ -16,7 +16,7 @@ YAML's type resolution: an unquoted 0000:41:00.0 is a base-60 float to a
 YAML 1.1 loader, and an operator should not have to know that.
 """
 from typing import (Collection, Dict, Iterable, List, Mapping, NamedTuple,
-                    Optional, Tuple)
+                    Optional, Set, Tuple)
 
 import yaml
 from nvidia_vgpu import model, option_text
@@ -275,16 +275,36 @@ class _HostAccount:
                       offered: Optional[Mapping[str, Optional[
                           Collection[str]]]]) -> None:
         """A problem for each device that does not offer the type (None
-        for a device: what it offers cannot be judged now)."""
+        for a device: what it offers cannot be judged now). A VF of a GPU
+        in MIG mode on the vendor-specific VFIO driver lists a MIG-backed
+        type only while a GPU instance of its profile is free: there what
+        the GPU's VFs offer together is judged."""
+        if offered is None:
+            return
         for device in here:
-            if offered is not None and offered.get(device, set()) is not None \
-                    and vgpu_type not in offered.get(device, set()):
-                choices = ', '.join(sorted(offered.get(device, ()),
-                                           key=type_order)) or 'none'
+            offers = self._offers(device, offered)
+            if offers is not None and vgpu_type not in offers:
+                choices = ', '.join(sorted(offers, key=type_order)) or 'none'
                 self.problems.append(
                     '{} is not offered by the GPU at {} (it offers: {}); '
                     'see the list-vgpu-types action'.format(
                         vgpu_type, device, choices))
+
+    def _offers(self, device: str,
+                offered: Mapping[str, Optional[Collection[str]]]
+                ) -> Optional[Collection[str]]:
+        """What a device offers, as check_offered judges it."""
+        gpu = self.parent.get(device)
+        if gpu is None or not gpu.vendor_vfio or \
+                gpu.address not in self.mig_gpus:
+            return offered.get(device, set())
+        together: Set[str] = set()
+        for vf in gpu.virtual_functions:
+            listed = offered.get(vf, set())
+            if listed is None:
+                return None
+            together.update(listed)
+        return together
 
     def result(self) -> HostMappings:
         return HostMappings(self.kept, sorted(set(self.absent)),

@@ -98,26 +98,26 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
     _check_type_count(host, rules, snapshot.nova_version)
     vfio_devices = {vf for gpu in gpus if gpu.vendor_vfio
                     for vf in gpu.virtual_functions}
-    mdev_mappings = _split(host.mappings, vfio_devices, False)
-    vfio_mappings = _split(host.mappings, vfio_devices, True)
+    mdev_mappings, vfio_mappings = _by_path(host.mappings, vfio_devices)
     _check_vendor_vfio(vfio_mappings, snapshot, rules, host.absent)
+    _check_one_type_per_vfio_gpu(vfio_mappings, snapshot, host.absent)
     effective, held, whole_host = _held_for_guests(
         snapshot, host, rules, mdev_mappings, vfio_mappings, in_use,
         published)
     found = _classes(snapshot, chosen, rules, host.absent,
-                     _split(effective, vfio_devices, False),
-                     _split(effective, vfio_devices, True))
+                     *_by_path(effective, vfio_devices))
     # What the driver has not named yet is not published (never
     # guessed), as for profile names.
     effective = {vgpu_type: devices
                  for vgpu_type, devices in effective.items()
                  if vgpu_type not in found.unnamed}
-    mdev_mappings = _split(effective, vfio_devices, False)
-    vfio_mappings = _split(effective, vfio_devices, True)
+    mdev_mappings, vfio_mappings = _by_path(effective, vfio_devices)
     classes, class_held = resource_classes.hold_for_guests(
         found.classes, published_classes, in_use, vfio_mappings)
     shortfall = _migration_shortfall(snapshot, vfio_mappings)
     live = bool(vfio_mappings) and not shortfall
+    resolution, unnamed_gaps = _unnamed_without_instances(
+        snapshot, wanted, resolution)
     return model.NovaPlan(
         _sections(snapshot, rules, mdev_mappings, vfio_mappings, classes,
                   live),
@@ -125,7 +125,8 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
         host_mappings=effective, vf_types=vfio_mappings,
         selected=host.selected, unmatched=host.unmatched,
         vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
-        sriov_capacity=capacity.per_gpu(mdev_mappings, gpus),
+        sriov_capacity=capacity.per_gpu(effective, gpus,
+                                        mig_mode_gpus(snapshot)),
         held=held, held_whole_host=whole_host, resolution=resolution,
         resource_class=chosen, classes={
             vgpu_type: classes[vgpu_type] for vgpu_type in effective},
@@ -133,7 +134,7 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
         offered=snapshot.offered,
         nova_adds=_nova_adds(snapshot, rules, mdev_mappings),
         live_migratable=live, migration_shortfall=shortfall,
-        without_instances=_without_instances(snapshot, host))
+        without_instances=_without_instances(snapshot, host) + unnamed_gaps)
 
 
 def _held_for_guests(snapshot: model.HostSnapshot,
@@ -156,6 +157,11 @@ def _held_for_guests(snapshot: model.HostSnapshot,
                                     capacities, occupied,
                                     mig_mode_gpus(snapshot)),
             list(snapshot.gpus), capacities, occupied)
+        vfio_mappings = capacity.share_mig_vfio_gpus(
+            vfio_mappings, list(snapshot.gpus), capacities,
+            {vf: names.type_id(number)
+             for vf, number in snapshot.vf_current_types.items() if number},
+            mig_mode_gpus(snapshot))
     effective, held = guest_safety.hold_for_guests(
         dict(mdev_mappings, **vfio_mappings), published, in_use,
         gpu_of(snapshot))
@@ -179,7 +185,9 @@ def _host_mappings(snapshot: model.HostSnapshot, wanted: model.Mappings,
     gpus = list(snapshot.gpus)
     offered = snapshot.offered
     shared = mig_mode_gpus(snapshot)
-    resolution = profiles.resolve(wanted, gpus, offered, shared)
+    resolution = profiles.resolve(wanted, gpus, offered, shared, {
+        gpu.address: snapshot.mig[gpu.address] for gpu in gpus
+        if gpu.vendor_vfio and gpu.address in shared})
     _, held = guest_safety.hold_for_guests(
         mappings.for_host(resolution.mappings, gpus, None, shared).mappings,
         published, in_use, gpu_of(snapshot))
@@ -228,6 +236,33 @@ def _check_vendor_vfio(vfio_mappings: model.Mappings,
             'nova {}: upgrade OpenStack, or use a vGPU driver with mdev'
             ).format(', '.join(gpus_named), releases.upstream_version(
                 snapshot.nova_version)), absent)
+
+
+def _check_one_type_per_vfio_gpu(vfio_mappings: model.Mappings,
+                                 snapshot: model.HostSnapshot,
+                                 absent: List[str]) -> None:
+    """Refuse two types on VFs of one GPU on the vendor-specific VFIO
+    driver: Nova reports a GPU's VFs to Placement as one provider in one
+    resource class, and refuses VFs of one GPU in two (nova/compute/
+    pci_placement_translator.py, PlacementPciMixedResourceClassException:
+    nova-compute then stops updating the host in Placement). Each type
+    has a class of its own, so two types there are two classes."""
+    device_gpu = gpu_of(snapshot)
+    types_on: Dict[str, Set[str]] = {}
+    for vgpu_type, devices in vfio_mappings.items():
+        for device in devices:
+            types_on.setdefault(device_gpu.get(device, device),
+                                set()).add(vgpu_type)
+    for gpu, types in sorted(types_on.items()):
+        if len(types) > 1:
+            raise _Refused('blocked', (
+                'Invalid {}: {} both on {}, which runs NVIDIA\'s '
+                'vendor-specific VFIO driver: Nova puts a GPU\'s VFs in '
+                'Placement under one resource class and refuses two (it '
+                'would stop updating this host in Placement); give the GPU '
+                'one type').format(
+                    mappings.OPTION, ' and '.join(
+                        sorted(types, key=names.type_order)), gpu), absent)
 
 
 def _classes(snapshot: model.HostSnapshot, chosen: str,
@@ -365,6 +400,35 @@ def _without_instances(snapshot: model.HostSnapshot,
             if _mig_instances(snapshot, address, vgpu_type) == 0]
 
 
+def _unnamed_without_instances(snapshot: model.HostSnapshot,
+                               wanted: model.Mappings,
+                               resolution: model.Resolution
+                               ) -> Tuple[model.Resolution,
+                                          List[Tuple[str, str, str]]]:
+    """(profile name, GI profile, GPU) of each MIG-backed profile name
+    mapped to a GPU in MIG mode on the vendor-specific VFIO driver that
+    has no GPU instance of its size: there the driver lists a type only
+    while an instance of its profile is free, so the name is offered
+    nowhere, and its own size says why (the resolution no longer counts
+    it among the names no GPU offers)."""
+    vfio_mig = {gpu.address: gpu for gpu in snapshot.gpus
+                if gpu.vendor_vfio and gpu.address in mig_mode_gpus(snapshot)}
+    gaps = []
+    for profile in resolution.unoffered:
+        size = names.gi_profile_of(profile)
+        if size is None:
+            continue
+        for address, gpu in sorted(vfio_mig.items()):
+            named = any(entry == address or entry in gpu.virtual_functions
+                        or gpu.matches(entry) for entry in wanted[profile])
+            if named and snapshot.mig[address].instances_of(size) == 0:
+                gaps.append((profile, size, address))
+    explained = {gap[0] for gap in gaps}
+    return resolution._replace(unoffered=[
+        profile for profile in resolution.unoffered
+        if profile not in explained]), gaps
+
+
 def _occupants(snapshot: model.HostSnapshot) -> Dict[str, str]:
     """Device -> the type of the vGPU it hosts now, or of a guest's
     vGPU the boot unit will put back (where the charm last saw it)."""
@@ -378,6 +442,14 @@ def mig_mode_gpus(snapshot: model.HostSnapshot) -> Set[str]:
     MIG-backed types may share each of them, on VFs of their own."""
     return {address for address, gpu in (snapshot.mig or {}).items()
             if gpu.enabled}
+
+
+def _by_path(host_mappings: model.Mappings, vfio_devices: Set[str]
+             ) -> Tuple[model.Mappings, model.Mappings]:
+    """The mappings on the mdev path, and on VFs of NVIDIA's
+    vendor-specific VFIO driver."""
+    return (_split(host_mappings, vfio_devices, False),
+            _split(host_mappings, vfio_devices, True))
 
 
 def _split(host_mappings: model.Mappings, devices: Set[str],

@@ -76,22 +76,26 @@ def _choices(ids: Mapping[str, Collection[str]]) -> str:
 
 def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
             offered: Optional[Offered],
-            mig_gpus: Collection[str] = ()) -> model.Resolution:
+            mig_gpus: Collection[str] = (),
+            vfio_mig: Mapping[str, model.MigGpu] = {}) -> model.Resolution:
     """Profile-name keys rewritten into this host's type ids, per device.
 
     wanted: the parsed option (type ids and profile names as keys).
     offered: what each device offers, with the driver's names; None while
     the driver does not run. Type-id keys pass through unchanged.
     mig_gpus: the GPUs in MIG mode, where every MIG-backed name they
-    offer is taken, each on VFs of its own (capacity.share_mig_gpus).
+    offer is taken, each on VFs of its own (capacity.share_mig_gpus);
+    vfio_mig: those on the vendor-specific VFIO driver, as nvidia-smi
+    reports them (their VFs list a size's names only while it has a free
+    GPU instance).
     """
     profiles = [key for key in wanted if is_profile(key)]
     if not profiles:
         return model.Resolution(dict(wanted))
     by_address = {gpu.address: gpu for gpu in gpus}
     given, absent, unmatched = _targets(wanted, profiles, by_address)
-    chosen, unresolved, waiting, problems = _choose(given, by_address,
-                                                    offered, mig_gpus)
+    chosen, unresolved, waiting, problems = _choose(
+        given, by_address, offered, mig_gpus, vfio_mig)
     out, resolved = _rewritten(wanted, profiles, by_address, chosen)
     unoffered = [profile for profile in profiles
                  if profile not in resolved and profile not in unresolved
@@ -136,7 +140,7 @@ def _targets(wanted: Mappings, profiles: List[str],
 
 def _choose(given: Dict[str, Dict[str, List[str]]],
             by_address: Mapping[str, HostGpu], offered: Optional[Offered],
-            mig_gpus: Collection[str]
+            mig_gpus: Collection[str], vfio_mig: Mapping[str, model.MigGpu]
             ) -> Tuple[Dict[str, Dict[str, str]], Set[str], List[str],
                        List[str]]:
     """Each named device's {profile: type id} (one, but on a GPU in MIG
@@ -156,6 +160,9 @@ def _choose(given: Dict[str, Dict[str, List[str]]],
             continue
         ids = _offered_profiles(table)
         hits = sorted(profile for profile in names if profile in ids)
+        if not hits and _sizes_without_instances(
+                vfio_mig.get(target), names):
+            continue
         together = target in mig_gpus and _mig_backed(hits)
         problem = _problem(target, names, ids, hits, together)
         if problem:
@@ -163,6 +170,21 @@ def _choose(given: Dict[str, Dict[str, List[str]]],
         else:
             chosen[target] = {hit: next(iter(ids[hit])) for hit in hits}
     return chosen, unresolved, waiting, problems
+
+
+def _sizes_without_instances(gpu: Optional[model.MigGpu],
+                             names: Iterable[str]) -> bool:
+    """Whether these are MIG-backed names whose sizes have no GPU
+    instance on this GPU in MIG mode on the vendor-specific VFIO driver:
+    there a VF lists a MIG-backed type only while an instance of its
+    size is free, so the driver names none of them, which is no wrong
+    name (the plan says why: nova/plan.py, _unnamed_without_instances).
+    Elsewhere a name not listed is refused."""
+    if gpu is None:
+        return False
+    sizes = [gi_profile_of(name) for name in names]
+    return all(size is not None and gpu.instances_of(size) == 0
+               for size in sizes)
 
 
 def _mig_backed(hits: List[str]) -> bool:

@@ -46,7 +46,8 @@ def offered_types(host: model.HostSnapshot) -> List[model.GpuTypes]:
     listing's level (host/snapshot.read_listing): on an mdev GPU each VF
     lists the first VF's types with its own free instances; on NVIDIA's
     vendor-specific VFIO driver each VF its own table of what it can
-    still take, one of each."""
+    still take, and a typed VF its own type, one each: a vGPU Nova can
+    give a guest (the listing reads no guests)."""
     found = []
     tables = host.offered or {}
     for gpu in host.gpus:
