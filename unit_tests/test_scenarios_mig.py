@@ -234,7 +234,7 @@ def test_vfio_every_boot_puts_back_mode_vfs_instances_then_types():
     # at the first boot, and once when the new layout applies.
     assert [step['relation_sets'] for step in output['steps']
             if step['step'] in ('reboot', 'update-status')] == [
-        1, 0, 0, 0, 0, 1, 0, 0, 0]
+        1, 0, 0, 0, 0, 1, 0, 0, 0, 0]
     assert output['host']['guest_disruptions'] == []
 
 
@@ -259,3 +259,14 @@ def test_vfio_a_change_waits_then_clears_idle_vfs_first():
     assert steps[14]['status']['message'].startswith(
         'Unit is ready: 1 NVIDIA GPU (H100 SXM5 80GB); 16 SR-IOV VFs; typed '
         'VFs live-migratable; nvidia-1133: 2 vGPUs on 1 GPU')
+
+
+def test_vfio_monitoring_counts_the_typed_vfs_and_finds_them_all():
+    steps = scenario(VFIO)['steps']
+    capacity, drift = steps[22]['exec'], steps[23]['exec']
+    assert (capacity['exit_code'], capacity['stdout']) == (0, (
+        "OK: vGPUs: nvidia-1133 (H100XM-3-40C) 1 free of 2 | "
+        "'nvidia-1133_free'=1;;;0;2 'nvidia-1133_in_use'=1;;;0;2\n"))
+    assert (drift['exit_code'], drift['stdout']) == (0, (
+        'OK: The host has every device and vGPU Nova and its guests were '
+        'given\n'))
