@@ -6,7 +6,6 @@ against the real promtool where the machine has it (Debian's prometheus
 package)."""
 import base64
 import hashlib
-import importlib.util
 import json
 import lzma
 import os
@@ -20,6 +19,7 @@ import yaml
 from charmhelpers.core import hookenv
 from charms.reactive import is_flag_set
 
+import cos_agent_layer
 from nvidia_vgpu.host.hostfs import host_path
 from nvidia_vgpu.monitoring import (
     cos_agent, exporter, facts_file, metrics_port)
@@ -49,21 +49,7 @@ needs_promtool = pytest.mark.skipif(
 @pytest.fixture(scope='module')
 def provides():
     """The interface layer, loaded as in a charm (CHARM_DIR's metadata)."""
-    spec = importlib.util.spec_from_file_location(
-        'cos_agent_provides',
-        os.path.join(REPO, 'interfaces', 'cos-agent', 'provides.py'))
-    module = importlib.util.module_from_spec(spec)
-    saved = os.environ.get('CHARM_DIR')
-    os.environ['CHARM_DIR'] = SRC
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if saved is None:
-            del os.environ['CHARM_DIR']
-        else:
-            os.environ['CHARM_DIR'] = saved
-        hookenv.cache.clear()
-    return module
+    return cos_agent_layer.load_provides()
 
 
 @pytest.fixture
@@ -470,6 +456,19 @@ def alert(unit_index, severity, **labels):
         juju_unit='{}/{}'.format(CHARM, unit_index), **labels)}
 
 
+def write_published_rules(provides, unit, tmp_path) -> None:
+    """The alert rules the unit publishes, as published.rules in tmp_path
+    for promtool's rule tests (without annotations, which promtool
+    compares otherwise)."""
+    relation, _ = publish(provides, unit)
+    rules = config_of(relation)['metrics_alert_rules']
+    for group in rules['groups']:
+        for rule in group['rules']:
+            del rule['annotations']
+    with open(str(tmp_path / 'published.rules'), 'w') as stream:
+        yaml.safe_dump(rules, stream)
+
+
 @needs_promtool
 def test_the_alerts_fire_where_they_should(provides, unit, tmp_path):
     """promtool's rule tests over an hour of two hosts' metrics: unit 0
@@ -478,13 +477,7 @@ def test_the_alerts_fire_where_they_should(provides, unit, tmp_path):
     drift is not this one's. Unit 0's status is its drift, whose alert is
     its own (no status alert too); unit 1's a refused option, a warning;
     unit 1 gives Nova nothing."""
-    relation, _ = publish(provides, unit)
-    rules = config_of(relation)['metrics_alert_rules']
-    for group in rules['groups']:
-        for rule in group['rules']:
-            del rule['annotations']     # promtool compares them otherwise
-    with open(str(tmp_path / 'published.rules'), 'w') as stream:
-        yaml.safe_dump(rules, stream)
+    write_published_rules(provides, unit, tmp_path)
     tests = {'rule_files': ['published.rules'], 'evaluation_interval': '1m',
              'tests': [{'interval': '1m', 'input_series': [
                  series('nvidia_vgpu_drift_findings', 0, '1x60',
@@ -550,13 +543,7 @@ def test_the_alerts_fire_where_they_should(provides, unit, tmp_path):
 @needs_promtool
 def test_a_type_is_exhausted_only_when_no_gpu_of_it_is_free(provides, unit,
                                                             tmp_path):
-    relation, _ = publish(provides, unit)
-    rules = config_of(relation)['metrics_alert_rules']
-    for group in rules['groups']:
-        for rule in group['rules']:
-            del rule['annotations']
-    with open(str(tmp_path / 'published.rules'), 'w') as stream:
-        yaml.safe_dump(rules, stream)
+    write_published_rules(provides, unit, tmp_path)
 
     def free(unit_index, vgpu_type, values):
         return series('nvidia_vgpu_instances_free', unit_index, values,
@@ -594,13 +581,7 @@ def test_a_failed_gpu_pages_at_once_and_one_wanting_a_reset_warns(
     page. Unit 1's GPU 85 waits for a row remapping: a warning after 15
     minutes; its GPU 86 has a contained and an uncontained ECC error: the
     failure pages, the warning of the same GPU does not."""
-    relation, _ = publish(provides, unit)
-    rules = config_of(relation)['metrics_alert_rules']
-    for group in rules['groups']:
-        for rule in group['rules']:
-            del rule['annotations']
-    with open(str(tmp_path / 'published.rules'), 'w') as stream:
-        yaml.safe_dump(rules, stream)
+    write_published_rules(provides, unit, tmp_path)
 
     def fault(unit_index, gpu, code, values):
         return series('nvidia_vgpu_gpu_fault', unit_index, values,
@@ -715,13 +696,7 @@ def test_an_unlicensed_guest_warns_after_15_minutes(
     """Unit 0's guest A runs unlicensed from minute 0 and is licensed at
     minute 40; guest B is licensed throughout. The alert names the guest
     by its UUID (its Nova instance), its GPU and type."""
-    relation, _ = publish(provides, unit)
-    rules = config_of(relation)['metrics_alert_rules']
-    for group in rules['groups']:
-        for rule in group['rules']:
-            del rule['annotations']
-    with open(str(tmp_path / 'published.rules'), 'w') as stream:
-        yaml.safe_dump(rules, stream)
+    write_published_rules(provides, unit, tmp_path)
     guest_a = {'vm_uuid': '0f6a5d1e-4b7c-4e63-9a57-4d0b1a2c3e4f',
                'gpu': '0000:84:00.0', 'vgpu_type': 'nvidia-108'}
     guest_b = dict(guest_a, vm_uuid='6c2b9e4a-0d1f-4a8b-b7c3-5e6f7a8b9c0d')

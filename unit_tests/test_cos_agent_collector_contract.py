@@ -35,7 +35,6 @@ to BREAKAGES below (`tox -e collector`, with a copy of the repository).
 import base64
 import copy
 import gzip
-import importlib.util
 import json
 import lzma
 import os
@@ -44,6 +43,8 @@ from typing import Any, Callable, Dict, List, NamedTuple
 
 import pytest
 from charmhelpers.core import hookenv
+
+import cos_agent_layer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(REPO, 'src')
@@ -313,21 +314,8 @@ def _unit_problems(config: Dict[str, Any]) -> List[str]:
 
 def load_provides():
     """The interface layer, loaded as in a charm (CHARM_DIR's metadata)."""
-    spec = importlib.util.spec_from_file_location(
-        'cos_agent_provides_for_the_collector',
-        os.path.join(REPO, 'interfaces', 'cos-agent', 'provides.py'))
-    module = importlib.util.module_from_spec(spec)
-    saved = os.environ.get('CHARM_DIR')
-    os.environ['CHARM_DIR'] = SRC
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if saved is None:
-            del os.environ['CHARM_DIR']
-        else:
-            os.environ['CHARM_DIR'] = saved
-        hookenv.cache.clear()
-    return module
+    return cos_agent_layer.load_provides(
+        'cos_agent_provides_for_the_collector')
 
 
 def write_bag(provides, fake_commands, monkeypatch,
