@@ -67,7 +67,8 @@ HOST_SIDE_MODULES = {
     'test_docs_status', 'test_functional_offline',
     'test_python_versions', 'test_sim_exec', 'test_sim_guests',
     'test_sim_host',
-    'test_sim_kernel', 'test_sim_mig', 'test_sim_tool_server',
+    'test_sim_kernel', 'test_sim_mig', 'test_sim_mig_vfio',
+    'test_sim_tool_server',
     'test_sim_scenario', 'test_simulator'}
 HOST_SIDE_PREFIXES = ('test_scenarios_',)
 
