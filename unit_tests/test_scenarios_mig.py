@@ -199,24 +199,31 @@ def typed_vfs(nova_sections):
         if key == 'device_spec')]
 
 
-def test_vfio_the_size_gets_one_typed_vf_per_gpu_instance(tmp_path):
-    from test_scenarios_guests import until
-    from simulation import run_yaml
-    output = run_yaml(tmp_path, until(VFIO, 9))
-    vfs = ['0000:41:00.{}'.format(n) for n in (4, 5, 6, 7)] + [
-        '0000:41:01.{}'.format(n) for n in (0, 1, 2)]
-    assert typed_vfs(sections(output)) == [(vf, SMALL_CLASS) for vf in vfs]
-    # Each holds a GPU instance of its size; the driver refused none.
-    assert output['host']['vf_vgpu_types'] == dict.fromkeys(vfs, '1130')
-    assert output['host']['vf_type_refusals'] == []
-    # Flavors ask for the size's alias.
-    assert [json.loads(value)['name'] for key, value
-            in sections(output)['pci'] if key == 'alias'] == [SMALL_CLASS]
+def test_vfio_the_size_gets_one_typed_vf_per_gpu_instance():
+    output = scenario(VFIO)
+    # Seven 1g.10gb instances: seven typed VFs for Nova.
     assert output['steps'][4]['status']['message'] == (
         'Unit is ready: 1 NVIDIA GPU (H100 SXM5 80GB); 16 SR-IOV VFs; typed '
         'VFs live-migratable; nvidia-1130: 7 vGPUs on 1 GPU; H100XM-1-10C is '
         'nvidia-1130; nvidia-1130 as CUSTOM_VGPU_H100XM_1_10C; nvidia-1130 '
         'on 1 GPU (10de:2330)')
+    listed = output['actions'][0]['results']['output'].splitlines()
+    assert listed[0].startswith(
+        'nvidia-1130, 0000:41:00.0, NVIDIA H100XM-1-10C, no description, '
+        'available=7 on 7 VFs, profile=H100XM-1-10C, '
+        'resource_class=CUSTOM_VGPU_H100XM_1_10C, '
+        'flavor=pci_passthrough:alias=CUSTOM_VGPU_H100XM_1_10C:1')
+    assert listed[1] == ('MIG on 0000:41:00.0: enabled; GPU instances: '
+                         '1g.10gb x7 giving H100XM-1-10C (nvidia-1130)')
+    # At the end, two 3g.40gb: each typed VF holds an instance of its
+    # size, the driver refused no write, and flavors ask for the alias.
+    assert typed_vfs(sections(output)) == [
+        ('0000:41:00.4', LARGE_CLASS), ('0000:41:00.5', LARGE_CLASS)]
+    assert output['host']['mig'][H100]['vf_gpu_instances'] == {
+        '0000:41:00.4': 1, '0000:41:00.5': 2}
+    assert output['host']['vf_type_refusals'] == []
+    assert [json.loads(value)['name'] for key, value
+            in sections(output)['pci'] if key == 'alias'] == [LARGE_CLASS]
 
 
 def test_vfio_every_boot_puts_back_mode_vfs_instances_then_types():
@@ -251,11 +258,8 @@ def test_vfio_a_change_waits_then_clears_idle_vfs_first():
             '-cgi' in argv] == [
         ['-dgi', '-gi', '1,2,3,4,5,6,7'],
         ['00000000:41:00.0', '-cgi', '9:0,9:4']]
-    assert output['host']['vf_type_refusals'] == []
     assert output['host']['vf_vgpu_types'] == {
         '0000:41:00.4': '1133', '0000:41:00.5': '1133'}
-    assert typed_vfs(sections(output)) == [
-        ('0000:41:00.4', LARGE_CLASS), ('0000:41:00.5', LARGE_CLASS)]
     assert steps[14]['status']['message'].startswith(
         'Unit is ready: 1 NVIDIA GPU (H100 SXM5 80GB); 16 SR-IOV VFs; typed '
         'VFs live-migratable; nvidia-1133: 2 vGPUs on 1 GPU')
