@@ -116,8 +116,8 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
         found.classes, published_classes, in_use, vfio_mappings)
     shortfall = _migration_shortfall(snapshot, vfio_mappings)
     live = bool(vfio_mappings) and not shortfall
-    resolution, unnamed_gaps = _unnamed_without_instances(
-        snapshot, wanted, resolution)
+    resolution, gaps = _unnamed_without_instances(snapshot, wanted,
+                                                  resolution)
     return model.NovaPlan(
         _sections(snapshot, rules, mdev_mappings, vfio_mappings, classes,
                   live),
@@ -127,14 +127,14 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
         vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
         sriov_capacity=capacity.per_gpu(effective, gpus,
                                         mig_mode_gpus(snapshot)),
-        held=held, held_whole_host=whole_host, resolution=resolution,
-        resource_class=chosen, classes={
+        held=_wanting_unnamed(held, gaps), held_whole_host=whole_host,
+        resolution=resolution, resource_class=chosen, classes={
             vgpu_type: classes[vgpu_type] for vgpu_type in effective},
         unnamed=found.unnamed, class_held=class_held,
         offered=snapshot.offered,
         nova_adds=_nova_adds(snapshot, rules, mdev_mappings),
         live_migratable=live, migration_shortfall=shortfall,
-        without_instances=_without_instances(snapshot, host) + unnamed_gaps)
+        without_instances=_without_instances(snapshot, host) + gaps)
 
 
 def _held_for_guests(snapshot: model.HostSnapshot,
@@ -427,6 +427,17 @@ def _unnamed_without_instances(snapshot: model.HostSnapshot,
     return resolution._replace(unoffered=[
         profile for profile in resolution.unoffered
         if profile not in explained]), gaps
+
+
+def _wanting_unnamed(held: List[model.HeldGpu],
+                     gaps: List[Tuple[str, str, str]]) -> List[model.HeldGpu]:
+    """The GPUs that wait for guests, each wanting the profile names
+    mapped to it that its driver cannot name yet (a size without an
+    instance, on the vendor-specific VFIO driver) where no type id is
+    known: what the operator asked for, not 'out of the mapping'."""
+    return [gpu._replace(wants=tuple(sorted(
+        profile for profile, _, address in gaps if address == gpu.gpu)))
+        if not gpu.wants else gpu for gpu in held]
 
 
 def _occupants(snapshot: model.HostSnapshot) -> Dict[str, str]:
