@@ -195,8 +195,13 @@ def offered_types(gpus: Tuple[model.HostGpu, ...],
 
 def _offered(gpus: Tuple[model.HostGpu, ...], names: bool,
              current: Mapping[str, int]) -> model.Offered:
-    """What each device offers, typed VFs their own types too."""
-    return with_typed_vfs(offered_types(gpus, names), current,
+    """What each device offers, typed VFs their own types too (the
+    charm's record of their names is read only where a VF has a type:
+    an mdev host, or one whose VFs are untyped, reads nothing more)."""
+    offered = offered_types(gpus, names)
+    if not any(current.values()):
+        return offered
+    return with_typed_vfs(offered, current,
                           boot_records.recorded_vf_type_names())
 
 
