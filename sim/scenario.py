@@ -45,7 +45,10 @@ _PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
         'subsystem_vendor': str, 'subsystem_device': str,
         'driver': (str, type(None)), 'mdev_types': dict, 'sriov': dict,
         'revision': str, 'mig': dict}
-_SRIOV = {'total_vfs': int, 'vf_mdev_types': dict, 'vf_vgpu_types': dict}
+_SRIOV = {'total_vfs': int, 'vf_mdev_types': dict, 'vf_vgpu_types': dict,
+          'mixed_size': dict}
+_MIXED_SIZE = {'supported': bool, 'mode': str, 'placements': dict}
+_PLACEMENTS = {'size': int, 'ids': list}
 # A MIG-capable GPU (contract), and its compute slices (an addition).
 _MIG = {'mode': str, 'mode_survives_reboot': bool,
         'gpu_instance_profiles': list, 'vgpu_types': dict, 'slices': int,
@@ -525,8 +528,28 @@ def _check_pci(where: str, functions: Any) -> None:
                         required=('total_vfs',))
             _check_mdev_types(at + '.sriov.vf_mdev_types',
                               function['sriov'].get('vf_mdev_types', {}))
+            if 'mixed_size' in function['sriov']:
+                _check_mixed_size(at + '.sriov.mixed_size',
+                                  function['sriov'])
         if 'mig' in function:
             _check_mig(at + '.mig', function)
+
+
+def _check_mixed_size(where: str, sriov: Dict[str, Any]) -> None:
+    """What nvidia-smi says of mixed-size mode: each type's placements
+    are of a type the VFs offer, sized and started in whole slots."""
+    mixed = sriov['mixed_size']
+    _check_keys(where, mixed, _MIXED_SIZE, required=('supported',))
+    for type_id, placements in mixed.get('placements', {}).items():
+        at = '{}.placements.{}'.format(where, type_id)
+        if type_id not in sriov.get('vf_mdev_types', {}):
+            raise ScenarioError('{}: not a type of vf_mdev_types'.format(at))
+        _check_keys(at, placements, _PLACEMENTS, required=('size', 'ids'))
+        if placements['size'] < 1 or not placements['ids'] or not all(
+                isinstance(start, int) and not isinstance(start, bool)
+                and start >= 0 for start in placements['ids']):
+            raise ScenarioError('{}: size and ids are whole slots, at least '
+                                'one id'.format(at))
 
 
 def load(path: str) -> Dict[str, Any]:

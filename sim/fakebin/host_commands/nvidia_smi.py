@@ -63,6 +63,10 @@ def answer(state, argv):
     for any other argv (the caller says it does not emulate it)."""
     if argv[:1] == ['mig']:
         return _mig_command(state, argv[1:])
+    if argv == ['-q']:
+        return _finish(_query_lines(state), 0, False)
+    if argv == ['vgpu', '-s', '-v']:
+        return _finish(_supported_type_lines(state), 0, False)
     opts, rest = parse(argv, _GPU_OPTIONS, ('-r', '--gpu-reset'))
     actions = [name for name in _GPU_ACTIONS if name in opts]
     if rest or len(actions) != 1 or (
@@ -111,6 +115,65 @@ def select(state, ids):
                 SIMULATED, token, len(gpus)))
         chosen += [gpu for gpu in found if gpu not in chosen]
     return chosen
+
+
+def _field(depth, name, value):
+    """A field as `nvidia-smi -q` prints it: four spaces a level, the
+    name padded so that ' : ' sits at column 42."""
+    return '{}{} : {}'.format(' ' * 4 * depth, name.ljust(38 - 4 * depth),
+                              value)
+
+
+def _mixed_size(function):
+    return function.get('sriov', {}).get('mixed_size')
+
+
+def _query_lines(state):
+    """`nvidia-smi -q`, its vGPU fields only, in the layout of NVIDIA's
+    vGPU User Guide ("Putting a GPU Into Mixed-Size Mode"): under each
+    GPU, "vGPU Device Capability" and "GPU Virtualization Mode". A GPU
+    whose scenario says nothing of mixed-size mode prints no such field
+    (as a driver before the mode); other fields read N/A here."""
+    lines = []
+    for function in gpus_of(state):
+        lines.append('GPU {}'.format(bus_id(function['address'])))
+        mixed = _mixed_size(function)
+        if mixed is None:
+            continue
+        lines += ['    vGPU Device Capability', _field(
+            2, 'Heterogeneous Time-Slice Sizes',
+            'Supported' if mixed['supported'] else 'Not Supported'),
+            '    GPU Virtualization Mode',
+            _field(2, 'Virtualization Mode', 'Host VGPU'),
+            _field(2, 'Host VGPU Mode', 'SR-IOV'),
+            _field(2, 'vGPU Heterogeneous Mode', mixed.get(
+                'mode', 'Disabled') if mixed['supported'] else 'N/A')]
+    return lines
+
+
+def _supported_type_lines(state):
+    """`nvidia-smi vgpu -s -v` as NVIDIA's guide prints it ("Placing a
+    vGPU on a Physical GPU in Mixed-Size Mode"): each type of each GPU
+    with its name and, where the scenario gives them, its placement size
+    and supported placement IDs."""
+    lines = []
+    for function in gpus_of(state):
+        lines.append('GPU {}'.format(bus_id(function['address'])))
+        sriov = function.get('sriov', {})
+        placements = (_mixed_size(function) or {}).get('placements', {})
+        for type_id, spec in sorted(
+                sriov.get('vf_mdev_types', {}).items(),
+                key=lambda item: int(item[0].split('-')[-1])):
+            lines += [_field(1, 'vGPU Type ID', '{:#x}'.format(
+                int(type_id.split('-')[-1]))),
+                _field(2, 'Name', spec.get('name', type_id))]
+            if type_id in placements:
+                lines += [_field(2, 'Placement Size',
+                                 placements[type_id]['size']),
+                          _field(2, 'Supported Placement IDs', ' '.join(
+                              str(start) for start in
+                              placements[type_id]['ids']))]
+    return lines
 
 
 def _finish(lines, code, changed):

@@ -166,6 +166,30 @@ class GiPlacement(NamedTuple):
     #                                 driver's choice (no placements listed)
 
 
+class Placements(NamedTuple):
+    """Where a time-sliced type may sit on a GPU in mixed-size mode: its
+    size and start offsets in the GPU's placement region (one slot per
+    GB of frame buffer), as `nvidia-smi vgpu -s -v` lists them."""
+
+    size: int
+    ids: Tuple[int, ...]
+
+
+class MixedSize(NamedTuple):
+    """What a GPU's driver says of NVIDIA's mixed-size mode (vGPUs of
+    several sizes on one GPU): None where it does not say."""
+
+    supported: Optional[bool]     # "Heterogeneous Time-Slice Sizes"
+    mode: Optional[str]           # "vGPU Heterogeneous Mode" now
+    placements: Mapping[str, Placements] = {}   # type id -> placements
+
+    def most(self, type_id: str) -> Optional[int]:
+        """The most vGPUs of a type on the GPU in mixed-size mode: its
+        supported placements; None where the driver lists none."""
+        found = self.placements.get(type_id)
+        return len(found.ids) if found else None
+
+
 class MigGpu(NamedTuple):
     """A MIG-capable GPU's mode and instances as the driver reports them;
     profiles and instances are read only while the mode is enabled (the
@@ -407,6 +431,9 @@ class HostSnapshot(NamedTuple):
     # what the read left out, and why (a record or a guest's definition
     # that cannot be read): the hook logs each as a warning
     ignored: Tuple[str, ...] = ()
+    # mdev GPU with VFs -> its driver's word on mixed-size mode; read by
+    # list-vgpu-types only (host/mixed_size.py)
+    mixed_size: Mapping[str, MixedSize] = {}
 
 
 class GpuErrorCounters(NamedTuple):

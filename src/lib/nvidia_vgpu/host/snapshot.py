@@ -19,7 +19,8 @@ from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional,
 from nvidia_vgpu import model
 from nvidia_vgpu.names import type_id, type_number
 from nvidia_vgpu.host import (
-    boot_records, dpkg, inventory, kernel, libvirt, mdevctl, survey, sysfs)
+    boot_records, dpkg, inventory, kernel, libvirt, mdevctl, mixed_size,
+    survey, sysfs)
 from nvidia_vgpu.host import mig as mig_state
 
 
@@ -117,7 +118,9 @@ def read_listing(functions: Tuple[model.PciFunction, ...],
     all of an mdev GPU's, as in a hook; a typed VF of the vendor-specific
     VFIO driver offers its own type too), the descriptions and free
     instances the listing then asks for, one file each, the vGPUs on
-    VFs, and MIG where a GPU has SR-IOV (every MIG-capable GPU does).
+    VFs, MIG where a GPU has SR-IOV (every MIG-capable GPU does), and
+    what the driver says of mixed-size mode on the mdev GPUs with VFs
+    not in MIG mode (where the GPU-wide mode means nothing).
     None of a hook's other reads (guests, boot records, versions);
     driver: what the action read already."""
     gpus = tuple(host_gpu(function, count_vfs=False)
@@ -125,6 +128,7 @@ def read_listing(functions: Tuple[model.PciFunction, ...],
     if not gpus or driver is None:
         return model.HostSnapshot(functions, gpus, driver, None)
     current = _vf_current_types(gpus)
+    mig = mig_state.read() if any(gpu.sriov for gpu in gpus) else None
     return model.HostSnapshot(
         functions, gpus, driver, None,
         offered=_offered(gpus, True, current), vf_current_types=current,
@@ -134,7 +138,10 @@ def read_listing(functions: Tuple[model.PciFunction, ...],
             for gpu in gpus if not gpu.vendor_vfio},
         mdevs=tuple(sysfs.mediated_devices()),
         available=_OnDemand(sysfs.available_instances),
-        mig=mig_state.read() if any(gpu.sriov for gpu in gpus) else None)
+        mig=mig, mixed_size=mixed_size.read(
+            gpu.address for gpu in gpus
+            if gpu.virtual_functions and not gpu.vendor_vfio and not (
+                gpu.address in (mig or {}) and mig[gpu.address].enabled)))
 
 
 def with_records(snapshot: model.HostSnapshot) -> model.HostSnapshot:

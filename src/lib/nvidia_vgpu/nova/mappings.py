@@ -213,6 +213,7 @@ class _HostAccount:
         self.waiting: List[str] = []
         self.sriov_gpus: Dict[str, List[str]] = {}
         self.claimed: Dict[str, str] = {}
+        self.contested: Set[Tuple[str, str, str]] = set()
         self.selected: Dict[str, Dict[str, List[str]]] = {}
         self.unmatched: List[str] = []
 
@@ -262,14 +263,25 @@ class _HostAccount:
         for device in devices:
             if (device in self.claimed and self.claimed[device] != vgpu_type
                     and gpu.address not in self.mig_gpus):
-                self.problems.append(
-                    '{} is claimed by both {} and {}{}; a device offers one '
-                    'type'.format(device, self.claimed[device], vgpu_type,
-                                  via))
+                self._contested(device, self.claimed[device], vgpu_type,
+                                via, gpu)
                 continue
             self.claimed[device] = vgpu_type
             placed.append(device)
         return placed
+
+    def _contested(self, device: str, claimed: str, vgpu_type: str,
+                   via: str, gpu: model.HostGpu) -> None:
+        """A device two types claim: said for the first such device of
+        each GPU and pair of types (every VF of a GPU named under both
+        would repeat it)."""
+        pair = (gpu.address, claimed, vgpu_type)
+        if pair in self.contested:
+            return
+        self.contested.add(pair)
+        self.problems.append(
+            '{} is claimed by both {} and {}{}; a device offers one '
+            'type'.format(device, claimed, vgpu_type, via))
 
     def check_offered(self, vgpu_type: str, here: List[str],
                       offered: Optional[Mapping[str, Optional[

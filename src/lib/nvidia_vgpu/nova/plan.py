@@ -199,8 +199,8 @@ def _host_mappings(snapshot: model.HostSnapshot, wanted: model.Mappings,
                    else types for device, types in offered.items()}
     host = profiles.merged(resolution, mappings.for_host(
         resolution.mappings, gpus, checked, shared))
-    host = host._replace(problems=host.problems + _one_type_per_size(
-        snapshot, host))
+    host = host._replace(problems=_one_size_per_gpu(snapshot, host) +
+                         host.problems + _one_type_per_size(snapshot, host))
     if host.problems:
         more = len(host.problems) - 1
         raise _Refused('blocked', 'Invalid {}: {}{}'.format(
@@ -385,6 +385,46 @@ def _one_type_per_size(snapshot: model.HostSnapshot,
                           profile, address)
             for (address, profile), types in sorted(sizes.items())
             if len(types) > 1]
+
+
+def _one_size_per_gpu(snapshot: model.HostSnapshot,
+                      host: mappings.HostMappings) -> List[str]:
+    """Why time-sliced types of different sizes cannot share an SR-IOV
+    GPU on VFs of their own: a GPU in NVIDIA's default equal-size mode
+    holds vGPUs of one frame buffer size, and once one exists every
+    other size reads 0 available on every VF, so Nova would offer vGPUs
+    it can never create. Mixed-size mode lifts that, but it is runtime
+    state that this charm does not set (list-vgpu-types says whether the
+    GPU could). GPUs in MIG mode share by GPU instance instead."""
+    shared = mig_mode_gpus(snapshot)
+    sizes: Dict[str, Dict[str, str]] = {}
+    for vgpu_type, addresses in sorted(host.sriov_gpus.items()):
+        for address in addresses:
+            framebuffer = vgpu_types.parse_description(
+                snapshot.type_descriptions.get(address, {}).get(
+                    vgpu_type) or '').get('framebuffer')
+            if address not in shared and framebuffer:
+                sizes.setdefault(address, {})[vgpu_type] = framebuffer
+    return ['{} on {} are different sizes; {}'.format(
+                ' and '.join('{} ({})'.format(
+                    _shown_type(snapshot, address, vgpu_type),
+                    found[vgpu_type])
+                    for vgpu_type in sorted(found, key=names.type_order)),
+                address, profiles.ONE_SIZE)
+            for address, found in sorted(sizes.items())
+            if len(set(found.values())) > 1]
+
+
+def _shown_type(snapshot: model.HostSnapshot, address: str,
+                vgpu_type: str) -> str:
+    """A type as the operator wrote it: its profile name where the
+    driver names it on the GPU's VFs, else its id."""
+    vfs = next((gpu.virtual_functions for gpu in snapshot.gpus
+                if gpu.address == address), ())
+    name = next((found for found in (
+        (snapshot.offered or {}).get(vf, {}).get(vgpu_type) for vf in vfs)
+        if found), None)
+    return names.profile_of(name or '') or vgpu_type
 
 
 def _without_instances(snapshot: model.HostSnapshot,

@@ -18,6 +18,7 @@ whose message lists the names it has.
 
 Pure functions: data in, data out.
 """
+import re
 from typing import (Collection, Dict, Iterable, List, Mapping, Optional,
                     Set, Tuple)
 
@@ -29,6 +30,14 @@ from nvidia_vgpu import model
 
 # device -> {type id: the driver's name for it, e.g. "GRID V100-8Q"}
 Offered = Mapping[str, Mapping[str, str]]
+# A time-sliced profile name's frame buffer in GB: L40S-2Q -> 2.
+TIME_SLICED_SIZE = re.compile(r'^[^-]+-([0-9]+)[A-Z]+$', re.ASCII)
+# Why a GPU takes one time-sliced size (NVIDIA's default equal-size
+# mode: once a vGPU of one size exists, every VF offers no other), and
+# the way out; said where two sizes land on one GPU.
+ONE_SIZE = ('a GPU holds one vGPU size unless in NVIDIA\'s mixed-size mode, '
+            'which this charm does not set: give the GPU one size '
+            '(list-vgpu-types says which sizes it could mix)')
 
 
 def named(wanted: Mappings) -> bool:
@@ -164,7 +173,8 @@ def _choose(given: Dict[str, Dict[str, List[str]]],
                 vfio_mig.get(target), names):
             continue
         together = target in mig_gpus and _mig_backed(hits)
-        problem = _problem(target, names, ids, hits, together)
+        problem = _problem(target, names, ids, hits, together,
+                           by_address.get(target))
         if problem:
             problems.append(problem)
         else:
@@ -187,6 +197,14 @@ def _sizes_without_instances(gpu: Optional[model.MigGpu],
                for size in sizes)
 
 
+def _sizes_differ(hits: List[str]) -> bool:
+    """Whether time-sliced profile names ask for different frame buffer
+    sizes (L40S-1Q, L40S-2Q): their last number, in GB."""
+    sizes = {TIME_SLICED_SIZE.search(hit) for hit in hits}
+    return None not in sizes and len({size.group(1) for size in sizes
+                                      if size}) > 1
+
+
 def _mig_backed(hits: List[str]) -> bool:
     """Whether all the names are MIG-backed (they may share a GPU in MIG
     mode, each on VFs of its own)."""
@@ -195,13 +213,17 @@ def _mig_backed(hits: List[str]) -> bool:
 
 def _problem(target: str, names: Dict[str, List[str]],
              ids: Dict[str, Set[str]], hits: List[str],
-             together: bool) -> Optional[str]:
+             together: bool, gpu: Optional[HostGpu] = None) -> Optional[str]:
     """Why the profile names given a device do not name one type there
-    (together: MIG-backed names on a GPU in MIG mode, one type each)."""
+    (together: MIG-backed names on a GPU in MIG mode, one type each; gpu:
+    the GPU at that address, where one is)."""
     through = sorted({entry for entries in names.values()
                       for entry in entries if entry != target})
     via = ' (through {})'.format(', '.join(through)) if through else ''
     if len(hits) > 1 and not together:
+        if gpu is not None and gpu.sriov and _sizes_differ(hits):
+            return 'the GPU at {}{} offers both {}, two sizes; {}'.format(
+                target, via, ' and '.join(hits), ONE_SIZE)
         return ('the GPU at {}{} offers both {}; a device offers one '
                 'type: give it one of them{}'.format(
                     target, via, ' and '.join(hits),

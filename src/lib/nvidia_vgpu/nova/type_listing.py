@@ -79,7 +79,9 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
             refusal: Optional[str] = None,
             mig: Optional[Mapping[str, model.MigGpu]] = None,
             versions: Optional[model.Versions] = None,
-            driver: Optional[str] = None) -> Results:
+            driver: Optional[str] = None,
+            mixed_size: Optional[Mapping[str, model.MixedSize]] = None
+            ) -> Results:
     """A table in 'output', the same rows as structured data in 'types'.
 
     resource_class: the vgpu-resource-class option; refusal: why the
@@ -91,6 +93,9 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
     versions: what live migration depends on here; with them, whether
     this host's vGPU guests can live-migrate, and to which hosts (driver:
     the vGPU Manager running), ends the output (in 'live_migration' too).
+    mixed_size: what the driver says of mixed-size mode on the listed
+    mdev GPUs with VFs: whether each can mix sizes, and how many of each
+    type fit then (in 'mixed_size' too).
     """
     problem = refusal
     try:
@@ -113,6 +118,7 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
                           for address, gpu in sorted(mig.items())}
         results['output'] = '\n'.join([output] + [
             _mig_line(gpu, records) for _, gpu in sorted(mig.items())])
+    _add_mixed_size(results, mixed_size or {}, records)
     if versions is not None:
         _add_migration(results, versions,
                        any(gpu.vendor_vfio for gpu in offered), driver)
@@ -208,6 +214,61 @@ def _mig_line(gpu: model.MigGpu, records: List[Dict[str, object]]) -> str:
                 gives[name])) if name in gives else '')
             for name, count in counts.items())
         or 'none (no MIG-backed type is offered until some exist)')
+
+
+def _add_mixed_size(results: Results,
+                    mixed_size: Mapping[str, model.MixedSize],
+                    records: List[Dict[str, object]]) -> None:
+    """What each GPU's driver says of mixed-size mode, where it says
+    anything: a line each, and 'mixed_size'."""
+    said = {address: mixed for address, mixed in mixed_size.items()
+            if mixed.supported is not None}
+    if not said:
+        return
+    results['mixed_size'] = {address: _mixed_record(mixed, records, address)
+                             for address, mixed in sorted(said.items())}
+    results['output'] = '\n'.join([str(results['output'])] + [
+        _mixed_line(address, mixed, records)
+        for address, mixed in sorted(said.items())])
+
+
+def _most_in_mixed_size(mixed: model.MixedSize,
+                        records: List[Dict[str, object]],
+                        address: str) -> Dict[str, int]:
+    """profile name (the type id where it has none) -> the most vGPUs of
+    it on the GPU in mixed-size mode, for the types listed there, in the
+    table's order."""
+    most: Dict[str, int] = {}
+    for record in records:
+        count = mixed.most(str(record['type']))
+        if record['gpu'] == address and count is not None:
+            most[str(record['profile'] or record['type'])] = count
+    return most
+
+
+def _mixed_record(mixed: model.MixedSize, records: List[Dict[str, object]],
+                  address: str) -> Dict[str, object]:
+    return {'supported': mixed.supported,
+            'mode': (mixed.mode or '').lower() or None,
+            'most_vgpus': _most_in_mixed_size(mixed, records, address)}
+
+
+def _mixed_line(address: str, mixed: model.MixedSize,
+                records: List[Dict[str, object]]) -> str:
+    """'Mixed sizes on <GPU>: ...': whether its driver lets it hold
+    vGPUs of several sizes at once, and the most of each type then
+    (fewer, for some types, than one size alone)."""
+    if not mixed.supported:
+        return ('Mixed sizes on {}: not supported by this GPU and driver '
+                '(one vGPU size per GPU)').format(address)
+    most = _most_in_mixed_size(mixed, records, address)
+    return ('Mixed sizes on {}: supported by the driver (mode now: {}); '
+            'the most of each type in mixed-size mode: {}; this charm '
+            'gives Nova one size per GPU').format(
+                address, (mixed.mode or 'not reported').lower(),
+                ', '.join('{} x{}'.format(name, count)
+                          for name, count in most.items())
+                or 'not listed by the driver')
 
 
 def _with_classes(records: List[Dict[str, object]], chosen: Optional[str],
