@@ -23,17 +23,18 @@ field a driver does not print is simply absent.
 import re
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from nvidia_vgpu.host import mig as mig_state
 from nvidia_vgpu.host import nvidia_smi
 from nvidia_vgpu.model import MixedSize, Placements
+from nvidia_vgpu.names import BUS_ID, type_id
 
 # "GPU 00000000:41:00.0": each GPU's part of the output starts so
-GPU_HEADER = re.compile(r'^GPU\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:'
-                        r'[0-9A-Fa-f]{2}\.[0-7])\s*$', re.ASCII)
+GPU_HEADER = re.compile(r'^GPU\s+(?P<bus>' + BUS_ID.pattern + r')\s*$',
+                        re.ASCII)
 # "        Heterogeneous Time-Slice Sizes    : Supported"
 FIELD = re.compile(r'^\s*(?P<name>[A-Za-z][A-Za-z -]*?)\s*:\s*(?P<value>.*?)'
                    r'\s*$', re.ASCII)
-TYPE_ID = re.compile(r'0x[0-9a-fA-F]{1,8}', re.ASCII)
+# "vGPU Type ID : 0x392": the driver's type number, in hex
+HEX_TYPE_NUMBER = re.compile(r'0x[0-9a-fA-F]{1,5}', re.ASCII)
 SIZE = re.compile(r'[0-9]{1,4}', re.ASCII)
 PLACEMENT_IDS = re.compile(r'[0-9]{1,4}(?:\s+[0-9]{1,4}){0,63}', re.ASCII)
 SIZES_FIELD = 'Heterogeneous Time-Slice Sizes'
@@ -50,8 +51,7 @@ def _by_gpu(text: str) -> Dict[str, List[Tuple[str, str]]]:
     for line in text.splitlines():
         header = GPU_HEADER.match(line)
         if header:
-            fields = found.setdefault(
-                mig_state.address_of(header.group('bus')), [])
+            fields = found.setdefault(header.group('address').lower(), [])
             continue
         field = FIELD.match(line)
         if field and fields is not None:
@@ -87,8 +87,8 @@ def parse_placements(text: str) -> Dict[str, Dict[str, Placements]]:
         size: Optional[int] = None
         for name, value in fields:
             if name == 'vGPU Type ID':
-                current = ('nvidia-{}'.format(int(value, 16))
-                           if TYPE_ID.fullmatch(value) else None)
+                current = (type_id(int(value, 16))
+                           if HEX_TYPE_NUMBER.fullmatch(value) else None)
                 size = None
             elif name == 'Placement Size' and SIZE.fullmatch(value):
                 size = int(value)
