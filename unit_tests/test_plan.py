@@ -411,14 +411,15 @@ CASES = [
     # sriov/a100-yoga-vf-addresses.yaml
     case('A100 on yoga: VF addresses as written',
          host(a100()),
-         "{'nvidia-692': ['0000:41:00.4', '0000:41:00.5'], "
-         "'nvidia-698': ['0000:41:00.6']}",
-         xena(('nvidia-692', ['0000:41:00.4', '0000:41:00.5']),
-              ('nvidia-698', ['0000:41:00.6'])),
+         "{'nvidia-692': ['0000:41:00.4', '0000:41:00.5']}",
+         xena(('nvidia-692', ['0000:41:00.4', '0000:41:00.5'])),
          ready('1 NVIDIA GPU (A100 PCIe 80GB); 16 SR-IOV VFs; nvidia-692: 2 '
-               'vGPUs on 1 GPU; nvidia-698: 1 vGPU on 1 GPU'),
-         sriov_capacity={'nvidia-692': {'0000:41:00.0': 2},
-                         'nvidia-698': {'0000:41:00.0': 1}}),
+               'vGPUs on 1 GPU; Nova also gives nvidia-692 to 14 VFs of '
+               '0000:41:00.0 (before Caracal, Nova gives a host\'s only vGPU '
+               'type to every device offering it: give another GPU here a '
+               'second type, or upgrade)'),
+         sriov_capacity={'nvidia-692': {'0000:41:00.0': 2}},
+         nova_adds={'nvidia-692': list(A100_VFS[2:])}),
     case('A100: more VFs named than it hosts are cut to its capacity',
          host(a100(), nova=CARACAL),
          "{'nvidia-698': ['0000:41:00.6', '0000:41:00.4']}",
