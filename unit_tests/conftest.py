@@ -59,7 +59,8 @@ def isolated_host(tmp_path_factory, monkeypatch):
 # simulator and its scenarios, the benchmarks, the docs, zaza, charmcraft,
 # the per-interpreter checks) rather than on a unit. tox -e unit-<series>
 # runs the rest under each series' Python (-m "not host_side"); py3 runs
-# everything, and each scenario's hooks run under its series' Python.
+# everything (only the host-side tests within the whole suite: below),
+# and each scenario's hooks run under its series' Python.
 HOST_SIDE_MODULES = {
     'test_charms_openstack_api',
     'test_bench', 'test_charmcraft', 'test_code_shape', 'test_docs',
@@ -88,10 +89,25 @@ START_FIRST = (
 )
 
 
+# Set by `./dev test` when it runs the whole suite: the unit-<series>
+# envs beside py3 run every test that is not host_side, under each
+# series' own Python, so py3 runs only the host_side ones (the same tests
+# under a fifth Python would add minutes of CPU to the suite and no
+# interpreter a unit has).
+HOOK_SIDE_IN_SERIES_ENVS = 'TEST_HOOK_SIDE_IN_SERIES_ENVS'
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.module.__name__.rsplit('.', 1)[-1]
         if module in HOST_SIDE_MODULES or module.startswith(
                 HOST_SIDE_PREFIXES):
             item.add_marker(pytest.mark.host_side)
+    if os.environ.get(HOOK_SIDE_IN_SERIES_ENVS) and \
+            not os.environ.get('SERIES'):
+        elsewhere = [item for item in items
+                     if item.get_closest_marker('host_side') is None]
+        config.hook.pytest_deselected(items=elsewhere)
+        items[:] = [item for item in items
+                    if item.get_closest_marker('host_side') is not None]
     items.sort(key=lambda item: not item.nodeid.endswith(START_FIRST))
