@@ -10,7 +10,7 @@ import shutil
 import stat
 import struct
 import subprocess
-from typing import Any, Dict, Iterable, List, Sequence
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 from sim import dkms, mig, noise
 from sim.guests import running
@@ -341,7 +341,8 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
                                               function, vf)
                     else:
                         _write_vgpu_types(
-                            vf_device, sriov.get('vf_vgpu_types', {}),
+                            vf_device, creatable_time_sliced(
+                                function, hardware, vf),
                             hardware.get('vf_vgpu_types', {}).get(vf, 0))
         elif is_nvidia_gpu(function) and nvidia_loaded:
             types = function.get('mdev_types', {})
@@ -430,6 +431,70 @@ def _write_mig_vgpu_types(vf_device: str, hardware: Dict[str, Any],
         os.mknod(path, GPU_INSTANCE_ID_UNSET)
 
 
+def creatable_time_sliced(function: Dict[str, Any], hardware: Dict[str, Any],
+                          vf: str) -> Dict[Any, str]:
+    """The time-sliced types a VF of the vendor-specific VFIO form lists
+    in nvidia/creatable_vgpu_types: those of sriov.vf_vgpu_types, less,
+    on a VF without a type, each type its GPU already holds as many of as
+    its maximum (sriov.vgpu_type_max_instances, NVIDIA's "Max Instances"
+    of `nvidia-smi vgpu -s -v`): a VF lists what it can take now."""
+    sriov = function['sriov']
+    table = sriov.get('vf_vgpu_types', {})
+    typed = hardware.get('vf_vgpu_types', {})
+    if typed.get(vf):
+        return table
+    held = _held_per_type(function, hardware)
+    most = {int(number): count for number, count in
+            sriov.get('vgpu_type_max_instances', {}).items()}
+    return {number: name for number, name in table.items()
+            if int(number) not in most or
+            held.get(int(number), 0) < most[int(number)]}
+
+
+def _held_per_type(function: Dict[str, Any],
+                   hardware: Dict[str, Any]) -> Dict[int, int]:
+    """type number -> how many of the GPU's VFs have it now."""
+    enabled = hardware.get('vfs', {}).get(function['address'], 0)
+    held: Dict[int, int] = {}
+    for vf in vf_addresses(function['address'], enabled):
+        number = hardware.get('vf_vgpu_types', {}).get(vf, 0)
+        if number:
+            held[number] = held.get(number, 0) + 1
+    return held
+
+
+def _time_sliced_refusals(host_state: Dict[str, Any],
+                          function: Dict[str, Any],
+                          written: Dict[str, Tuple[int, int]]
+                          ) -> Dict[str, str]:
+    """VF -> why the driver refuses the type written to it, on the
+    vendor-specific VFIO form without MIG: a type the VFs do not list,
+    or one its GPU holds as many of as its maximum already; writes are
+    taken in address order, as the charm writes them."""
+    sriov = function['sriov']
+    table = {int(number) for number in sriov.get('vf_vgpu_types', {})}
+    most = {int(number): count for number, count in
+            sriov.get('vgpu_type_max_instances', {}).items()}
+    held = _held_per_type(function, host_state)
+    refused = {}
+    for vf, (old, new) in sorted(written.items()):
+        if old:
+            held[old] -= 1
+        if not new:
+            continue
+        if new not in table:
+            refused[vf] = 'type {} is not a type of this GPU'.format(new)
+        elif new in most and held.get(new, 0) >= most[new]:
+            refused[vf] = ('the GPU holds {} of type {} already, its '
+                           'maximum').format(most[new], new)
+        else:
+            held[new] = held.get(new, 0) + 1
+            continue
+        if old:
+            held[old] += 1
+    return refused
+
+
 def collect_vf_vgpu_types(host_root: str, host_state: Dict[str, Any],
                           step: int = 0) -> List[tuple]:
     """Keep in host_state['vf_vgpu_types'] the vGPU types written to the
@@ -469,8 +534,12 @@ def collect_vf_vgpu_types(host_root: str, host_state: Dict[str, Any],
                 written[vf] = (old, new)
         drives = (written and mig.vfio_form(function) and
                   function['address'] in host_state.get('mig', {}))
+        time_sliced = bool(written and not drives and function[
+            'sriov'].get('vf_vgpu_types'))
         refused = mig.write_vf_types(host_state, function,
-                                     written) if drives else {}
+                                     written) if drives else (
+            _time_sliced_refusals(host_state, function, written)
+            if time_sliced else {})
         noted = [{'step': step, 'vf': vf, 'type': written[vf][1],
                   'why': why} for vf, why in sorted(refused.items())]
         if noted:
@@ -487,6 +556,12 @@ def collect_vf_vgpu_types(host_root: str, host_state: Dict[str, Any],
             for vf in vfs:
                 _write_mig_vgpu_types(device_dir(host_root, vf),
                                       host_state, function, vf)
+        elif time_sliced:
+            for vf in vfs:
+                _write_vgpu_types(
+                    device_dir(host_root, vf), creatable_time_sliced(
+                        function, host_state, vf), types.get(vf, 0),
+                    always=True)
     return changes
 
 

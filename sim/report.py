@@ -58,9 +58,12 @@ def document(state: Dict[str, Any], steps: List[Dict[str, Any]],
     if host.get('mig'):
         # Only where the scenario has MIG-capable GPUs (sim/mig.py).
         output['host']['mig'] = mig.summary(host)
-    if any(mig.vfio_form(function) for function in host['pci']):
-        # Only where a MIG-capable GPU's VFs use the vendor-specific
-        # VFIO driver: the current_vgpu_type writes its driver refused.
+    if any(mig.vfio_form(function) or function.get('sriov', {}).get(
+            'vgpu_type_max_instances') for function in host['pci']):
+        # Only where the driver may refuse a VF's type: the VFs of a
+        # MIG-capable GPU on the vendor-specific VFIO driver, or of one
+        # whose types have a maximum per GPU there (sim/host.py): the
+        # current_vgpu_type writes it refused.
         output['host']['vf_type_refusals'] = host.get(
             'vf_type_refusals', [])
     return output

@@ -46,7 +46,7 @@ _PCI = {'address': str, 'vendor': str, 'device': str, 'class': str,
         'driver': (str, type(None)), 'mdev_types': dict, 'sriov': dict,
         'revision': str, 'mig': dict}
 _SRIOV = {'total_vfs': int, 'vf_mdev_types': dict, 'vf_vgpu_types': dict,
-          'mixed_size': dict}
+          'mixed_size': dict, 'vgpu_type_max_instances': dict}
 _MIXED_SIZE = {'supported': bool, 'mode': str, 'placements': dict}
 _PLACEMENTS = {'size': int, 'ids': list}
 # A MIG-capable GPU (contract), and its compute slices (an addition).
@@ -528,11 +528,24 @@ def _check_pci(where: str, functions: Any) -> None:
                         required=('total_vfs',))
             _check_mdev_types(at + '.sriov.vf_mdev_types',
                               function['sriov'].get('vf_mdev_types', {}))
+            _check_max_instances(at + '.sriov', function['sriov'])
             if 'mixed_size' in function['sriov']:
                 _check_mixed_size(at + '.sriov.mixed_size',
                                   function['sriov'])
         if 'mig' in function:
             _check_mig(at + '.mig', function)
+
+
+def _check_max_instances(where: str, sriov: Dict[str, Any]) -> None:
+    """The most vGPUs of each type of the VFIO form one GPU takes."""
+    for number, count in sriov.get('vgpu_type_max_instances', {}).items():
+        if number not in sriov.get('vf_vgpu_types', {}):
+            raise ScenarioError('{}.vgpu_type_max_instances.{}: not a type '
+                                'of vf_vgpu_types'.format(where, number))
+        if not isinstance(count, int) or isinstance(count, bool) or \
+                count < 1:
+            raise ScenarioError('{}.vgpu_type_max_instances.{}: a count of '
+                                'at least 1'.format(where, number))
 
 
 def _check_mixed_size(where: str, sriov: Dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ numbers of ../shared (mixed-size-facts.md, nvidia-vgpu-host-facts.md).
 import pytest
 
 from nvidia_vgpu import model
-from nvidia_vgpu.host import mixed_size
+from nvidia_vgpu.host import mixed_size, supported_types
 from nvidia_vgpu.nova import plan, type_listing
 from snapshots import CARACAL, DRIVER, function, rules, vf_addresses
 
@@ -71,10 +71,10 @@ def test_support_and_mode_are_read_per_gpu():
 
 
 def test_placements_are_read_per_gpu_and_type():
-    assert mixed_size.parse_placements(SUPPORTED) == {
+    assert supported_types.parse_placements(SUPPORTED) == {
         L40S: {'nvidia-914': model.Placements(6, (0, 6, 12, 18))},
         '0000:c1:00.0': {}}
-    assert model.MixedSize(True, 'Enabled', mixed_size.parse_placements(
+    assert model.MixedSize(True, 'Enabled', supported_types.parse_placements(
         SUPPORTED)[L40S]).most('nvidia-914') == 4
 
 
@@ -86,7 +86,7 @@ def test_placements_are_read_per_gpu_and_type():
     '    Supported Placement IDs : 0 x 12\n',          # not numbers
 ])
 def test_what_is_not_in_nvidias_form_is_not_read(text):
-    assert not any(mixed_size.parse_placements(text).values())
+    assert not any(supported_types.parse_placements(text).values())
     assert all(said == (None, None) for said in
                mixed_size.parse_support(text).values())
 

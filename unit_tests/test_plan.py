@@ -390,8 +390,10 @@ CASES = [
     case('profile on vendor-specific VFIO: read from the VFs tables',
          host(l40s(), nova=EPOXY), "{'L40S-2Q': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
-         ready(L40S_READY.format(8) + '; L40S-2Q is nvidia-1148'),
-         vf_types={'nvidia-1148': list(L40S_VFS)}),
+         ready(L40S_READY.format(8) + '; nvidia-1148: 8 vGPUs on 1 GPU; '
+               'L40S-2Q is nvidia-1148'),
+         vf_types={'nvidia-1148': list(L40S_VFS)},
+         sriov_capacity={'nvidia-1148': {'0000:41:00.0': 8}}),
 
     # ---------------------------------------------------------- SR-IOV
     # sriov/a100-caracal.yaml, steps 4 and 9
@@ -593,7 +595,8 @@ CASES = [
          held=[('0000:41:00.0', ('nvidia-1148',), ('nvidia-1155',),
                 ['instance-0000004a'])],
          vf_types={'nvidia-1148': list(L40S_VFS[:4])},
-         published={'nvidia-1148': list(L40S_VFS[:4])}),
+         published={'nvidia-1148': list(L40S_VFS[:4])},
+         sriov_capacity={'nvidia-1148': {'0000:41:00.0': 4}}),
     # guests/v100-shutoff-guest.yaml, steps 16 and 17
     case('a shut-off guest holds a retype as a running one does',
          shut_off(with_mdev_guests(
@@ -611,17 +614,19 @@ CASES = [
          host(l40s(vf_count=4), nova=EPOXY),
          "{'nvidia-1155': ['0000:41:00.0']}",
          pci(L40S_VFS[:4], 'CUSTOM_NVIDIA_1155', 'nvidia-1155'),
-         ready(L40S_READY.format(4)),
+         ready(L40S_READY.format(4) + '; nvidia-1155: 4 vGPUs on 1 GPU'),
          vf_types={'nvidia-1155': list(L40S_VFS[:4])},
-         published={'nvidia-1148': list(L40S_VFS[:4])}),
+         published={'nvidia-1148': list(L40S_VFS[:4])},
+         sriov_capacity={'nvidia-1155': {'0000:41:00.0': 4}}),
 
     # ------------------------------------------ vendor-specific VFIO
     # no-mdev/l40s-epoxy.yaml
     case('epoxy: typed VFs go to nova through PCI passthrough',
          host(l40s(), nova=EPOXY), "{'nvidia-1148': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
-         ready(L40S_READY.format(8)),
-         vf_types={'nvidia-1148': list(L40S_VFS)}),
+         ready(L40S_READY.format(8) + '; nvidia-1148: 8 vGPUs on 1 GPU'),
+         vf_types={'nvidia-1148': list(L40S_VFS)},
+         sriov_capacity={'nvidia-1148': {'0000:41:00.0': 8}}),
     # no-mdev/l40s-old-libvirt.yaml
     case('libvirt below Nova\'s minimum: no tag, not ready',
          host(l40s(), nova=EPOXY, libvirt_qemu=(
@@ -630,8 +635,9 @@ CASES = [
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148', live=False),
          ('active', NOT_MIGRATABLE.format(
              'libvirt 9.0.0 and QEMU 8.2.2', 'libvirt is') +
-          L40S_VFS_FOUND.format(8)),
-         vf_types={'nvidia-1148': list(L40S_VFS)}),
+          L40S_VFS_FOUND.format(8) + '; nvidia-1148: 8 vGPUs on 1 GPU'),
+         vf_types={'nvidia-1148': list(L40S_VFS)},
+         sriov_capacity={'nvidia-1148': {'0000:41:00.0': 8}}),
     case('QEMU below Nova\'s minimum: no tag, not ready',
          host(l40s(), nova=EPOXY, libvirt_qemu=(
              NOBLE_LIBVIRT, '1:8.2.1+ds-0ubuntu1')),
@@ -639,23 +645,26 @@ CASES = [
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148', live=False),
          ('active', NOT_MIGRATABLE.format(
              'libvirt 10.0.0 and QEMU 8.2.1', 'QEMU is') +
-          L40S_VFS_FOUND.format(8)),
-         vf_types={'nvidia-1148': list(L40S_VFS)}),
+          L40S_VFS_FOUND.format(8) + '; nvidia-1148: 8 vGPUs on 1 GPU'),
+         vf_types={'nvidia-1148': list(L40S_VFS)},
+         sriov_capacity={'nvidia-1148': {'0000:41:00.0': 8}}),
     case('neither installed (unknown): no tag, not ready',
          host(l40s(), nova=EPOXY, libvirt_qemu=(None, None)),
          "{'nvidia-1148': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148', live=False),
          ('active', NOT_MIGRATABLE.format(
              'no libvirt package and no QEMU package', 'libvirt and QEMU are')
-          + L40S_VFS_FOUND.format(8)),
-         vf_types={'nvidia-1148': list(L40S_VFS)}),
+          + L40S_VFS_FOUND.format(8) + '; nvidia-1148: 8 vGPUs on 1 GPU'),
+         vf_types={'nvidia-1148': list(L40S_VFS)},
+         sriov_capacity={'nvidia-1148': {'0000:41:00.0': 8}}),
     case('newer than the minimums (flamingo UCA): tagged, ready',
          host(l40s(), nova=EPOXY, libvirt_qemu=(
              '11.6.0-0ubuntu1~cloud0', '1:10.1.0+ds-5ubuntu1~cloud0')),
          "{'nvidia-1148': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_NVIDIA_1148', 'nvidia-1148'),
-         ready(L40S_READY.format(8)),
-         vf_types={'nvidia-1148': list(L40S_VFS)}),
+         ready(L40S_READY.format(8) + '; nvidia-1148: 8 vGPUs on 1 GPU'),
+         vf_types={'nvidia-1148': list(L40S_VFS)},
+         sriov_capacity={'nvidia-1148': {'0000:41:00.0': 8}}),
     case('a guest holds a retype: what Nova keeps is tagged the same way',
          with_vf_guests(host(l40s(vf_count=4), nova=EPOXY, libvirt_qemu=(
              '9.0.0-0ubuntu1', None)),
@@ -667,7 +676,8 @@ CASES = [
          held=[('0000:41:00.0', ('nvidia-1148',), ('nvidia-1155',),
                 ['instance-0000004a'])],
          vf_types={'nvidia-1148': list(L40S_VFS[:4])},
-         published={'nvidia-1148': list(L40S_VFS[:4])}),
+         published={'nvidia-1148': list(L40S_VFS[:4])},
+         sriov_capacity={'nvidia-1148': {'0000:41:00.0': 4}}),
     # no-mdev/l40s-caracal.yaml, step 4
     case('before epoxy: vendor-specific VFIO refused naming nova',
          host(l40s(), nova=CARACAL), "{'nvidia-1148': ['0000:41:00.0']}",
@@ -791,10 +801,12 @@ CASES = [
     case('per-profile on vendor-specific VFIO: PCI entries under the class',
          host(l40s(), nova=EPOXY), "{'nvidia-1148': ['0000:41:00.0']}",
          pci(L40S_VFS, 'CUSTOM_VGPU_L40S_2Q', 'CUSTOM_VGPU_L40S_2Q'),
-         ready(L40S_READY.format(8) + '; nvidia-1148 as '
+         ready(L40S_READY.format(8) + '; nvidia-1148: 8 vGPUs on 1 GPU; '
+               'nvidia-1148 as '
                'CUSTOM_VGPU_L40S_2Q'),
          vf_types={'nvidia-1148': list(L40S_VFS)},
-         resource_class='per-profile'),
+         resource_class='per-profile',
+         sriov_capacity={'nvidia-1148': {'0000:41:00.0': 8}}),
     # resource-class/a40-caracal-two-types.yaml, step 7
     case('a class that is not one of the two: refused',
          A40S, "{'nvidia-557': ['0000:51:00.0']}", None,

@@ -73,7 +73,8 @@ def test_typed_vfs_are_live_migratable_with_noble_s_libvirt_and_qemu():
     assert output['status'] == {
         'workload': 'active',
         'message': 'Unit is ready: 1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV '
-                   'VFs; typed VFs live-migratable'}
+                   'VFs; typed VFs live-migratable; nvidia-1148: 8 vGPUs on '
+                   '1 GPU'}
 
 
 def test_below_nova_s_minimums_no_tag_and_not_ready_until_upgraded(
@@ -93,13 +94,13 @@ def test_below_nova_s_minimums_no_tag_and_not_ready_until_upgraded(
                    '9.6.0 and QEMU 8.0.4; Nova needs libvirt 10.0.0 and QEMU '
                    '8.2.2): guests on them cannot be live-migrated until '
                    'libvirt and QEMU are upgraded; 1 NVIDIA GPU (device '
-                   '10de:26b9); 8 SR-IOV VFs'}
+                   '10de:26b9); 8 SR-IOV VFs; nvidia-1148: 8 vGPUs on 1 GPU'}
     assert after_reboot['relation_sets'] == 1
     # Once the principal upgrades them, update-status tags every entry.
     upgraded = output['steps'][-1]
     assert upgraded['relation_sets'] == 1
     assert upgraded['status']['message'].endswith(
-        '; typed VFs live-migratable')
+        '; typed VFs live-migratable; nvidia-1148: 8 vGPUs on 1 GPU')
     assert all('"live_migratable": "yes"' in value
                for key, value in pci_section(output)['pci']
                if key in ('device_spec', 'alias'))

@@ -31,6 +31,7 @@ def test_on_the_vendor_specific_vfio_driver_the_vfs_table_names_it():
     assert set(output['host']['vf_vgpu_types'].values()) == {'1148'}
     assert output['status']['message'] == (
         'Unit is ready: 1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV VFs; '
-        'typed VFs live-migratable; L40S-2Q is nvidia-1148')
+        'typed VFs live-migratable; nvidia-1148: 8 vGPUs on 1 GPU; L40S-2Q '
+        'is nvidia-1148')
     # The next boot types the VFs again and changes nothing in Nova.
     assert output['steps'][-1]['relation_sets'] == 0

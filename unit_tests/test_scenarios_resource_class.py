@@ -58,8 +58,8 @@ def test_vfio_vfs_go_to_nova_under_the_profiles_class():
     assert reboot['status'] == {
         'workload': 'active',
         'message': 'Unit is ready: 1 NVIDIA GPU (device 10de:26b9); 8 SR-IOV '
-                   'VFs; typed VFs live-migratable; nvidia-1148 as '
-                   'CUSTOM_VGPU_L40S_2Q'}
+                   'VFs; typed VFs live-migratable; nvidia-1148: 8 vGPUs on '
+                   '1 GPU; nvidia-1148 as CUSTOM_VGPU_L40S_2Q'}
     listed = output['actions'][0]['results']['output'].splitlines()
     assert listed[1].split(', ')[-4:] == [
         'profile=L40S-2Q', 'resource_class=CUSTOM_VGPU_L40S_2Q',

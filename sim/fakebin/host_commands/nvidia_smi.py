@@ -119,8 +119,8 @@ def select(state, ids):
 
 def _field(depth, name, value):
     """A field as `nvidia-smi -q` prints it: four spaces a level, the
-    name padded so that ' : ' sits at column 42."""
-    return '{}{} : {}'.format(' ' * 4 * depth, name.ljust(38 - 4 * depth),
+    name padded so that ' : ' starts at column 42."""
+    return '{}{} : {}'.format(' ' * 4 * depth, name.ljust(42 - 4 * depth),
                               value)
 
 
@@ -153,26 +153,32 @@ def _query_lines(state):
 
 def _supported_type_lines(state):
     """`nvidia-smi vgpu -s -v` as NVIDIA's guide prints it ("Placing a
-    vGPU on a Physical GPU in Mixed-Size Mode"): each type of each GPU
-    with its name and, where the scenario gives them, its placement size
-    and supported placement IDs."""
+    vGPU on a Physical GPU in Mixed-Size Mode"), with the "Max Instances"
+    of a real capture (../shared/reference/mixed-size-facts.md): each
+    time-sliced type of each GPU with its name and, where the scenario
+    gives them, its maximum per GPU (sriov.vgpu_type_max_instances) and
+    its placements (sriov.mixed_size)."""
     lines = []
     for function in gpus_of(state):
         lines.append('GPU {}'.format(bus_id(function['address'])))
         sriov = function.get('sriov', {})
         placements = (_mixed_size(function) or {}).get('placements', {})
-        for type_id, spec in sorted(
-                sriov.get('vf_mdev_types', {}).items(),
-                key=lambda item: int(item[0].split('-')[-1])):
-            lines += [_field(1, 'vGPU Type ID', '{:#x}'.format(
-                int(type_id.split('-')[-1]))),
-                _field(2, 'Name', spec.get('name', type_id))]
-            if type_id in placements:
-                lines += [_field(2, 'Placement Size',
-                                 placements[type_id]['size']),
+        most = {int(number): count for number, count in
+                sriov.get('vgpu_type_max_instances', {}).items()}
+        names = {int(type_id.split('-')[-1]): spec.get('name', type_id)
+                 for type_id, spec in sriov.get('vf_mdev_types', {}).items()}
+        names.update({int(number): name for number, name
+                      in sriov.get('vf_vgpu_types', {}).items()})
+        for number, name in sorted(names.items()):
+            lines += [_field(1, 'vGPU Type ID', '{:#x}'.format(number)),
+                      _field(2, 'Name', name)]
+            if number in most:
+                lines.append(_field(2, 'Max Instances', most[number]))
+            placed = placements.get('nvidia-{}'.format(number))
+            if placed:
+                lines += [_field(2, 'Placement Size', placed['size']),
                           _field(2, 'Supported Placement IDs', ' '.join(
-                              str(start) for start in
-                              placements[type_id]['ids']))]
+                              str(start) for start in placed['ids']))]
     return lines
 
 

@@ -434,6 +434,10 @@ class HostSnapshot(NamedTuple):
     # mdev GPU with VFs -> its driver's word on mixed-size mode; read by
     # list-vgpu-types only (host/mixed_size.py)
     mixed_size: Mapping[str, MixedSize] = {}
+    # (GPU, type id) -> the most vGPUs of the type the GPU holds, where
+    # sysfs does not say (vendor-specific VFIO: `nvidia-smi vgpu -s -v`),
+    # read when first asked (host/supported_types.py)
+    max_instances: Mapping[Tuple[str, str], int] = {}
 
 
 class GpuErrorCounters(NamedTuple):

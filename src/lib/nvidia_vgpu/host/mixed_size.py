@@ -17,46 +17,16 @@ its "GPU 00000000:41:00.0" line:
   with "Placement Size" and "Supported Placement IDs"; the number of
   supported placement IDs is the most vGPUs of the type the GPU holds in
   mixed-size mode.
-Lines are read by their field names; anything else is ignored, and a
-field a driver does not print is simply absent.
+Both are read by their field names (host/supported_types.py).
 """
-import re
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
-from nvidia_vgpu.host import nvidia_smi
-from nvidia_vgpu.model import MixedSize, Placements
-from nvidia_vgpu.names import BUS_ID, type_id
+from nvidia_vgpu.host import nvidia_smi, supported_types
+from nvidia_vgpu.model import MixedSize
 
-# "GPU 00000000:41:00.0": each GPU's part of the output starts so
-GPU_HEADER = re.compile(r'^GPU\s+(?P<bus>' + BUS_ID.pattern + r')\s*$',
-                        re.ASCII)
-# "        Heterogeneous Time-Slice Sizes    : Supported"
-FIELD = re.compile(r'^\s*(?P<name>[A-Za-z][A-Za-z -]*?)\s*:\s*(?P<value>.*?)'
-                   r'\s*$', re.ASCII)
-# "vGPU Type ID : 0x392": the driver's type number, in hex
-HEX_TYPE_NUMBER = re.compile(r'0x[0-9a-fA-F]{1,5}', re.ASCII)
-SIZE = re.compile(r'[0-9]{1,4}', re.ASCII)
-PLACEMENT_IDS = re.compile(r'[0-9]{1,4}(?:\s+[0-9]{1,4}){0,63}', re.ASCII)
 SIZES_FIELD = 'Heterogeneous Time-Slice Sizes'
 MODE_FIELD = 'vGPU Heterogeneous Mode'
 QUERY = ('nvidia-smi', '-q')
-SUPPORTED_TYPES = ('nvidia-smi', 'vgpu', '-s', '-v')
-
-
-def _by_gpu(text: str) -> Dict[str, List[Tuple[str, str]]]:
-    """GPU address -> the (field, value) lines of its part of the
-    output, in order."""
-    found: Dict[str, List[Tuple[str, str]]] = {}
-    fields: Optional[List[Tuple[str, str]]] = None
-    for line in text.splitlines():
-        header = GPU_HEADER.match(line)
-        if header:
-            fields = found.setdefault(header.group('address').lower(), [])
-            continue
-        field = FIELD.match(line)
-        if field and fields is not None:
-            fields.append((field.group('name'), field.group('value')))
-    return found
 
 
 def parse_support(text: str
@@ -64,7 +34,7 @@ def parse_support(text: str
     """GPU -> (whether it can mix sizes, its mode now), from
     `nvidia-smi -q`; None for what the output does not say."""
     found = {}
-    for address, fields in _by_gpu(text).items():
+    for address, fields in supported_types.by_gpu(text).items():
         supported: Optional[bool] = None
         mode: Optional[str] = None
         for name, value in fields:
@@ -76,29 +46,6 @@ def parse_support(text: str
     return found
 
 
-def parse_placements(text: str) -> Dict[str, Dict[str, Placements]]:
-    """GPU -> {type id (nvidia-<N>): its placement size and supported
-    placement IDs}, from `nvidia-smi vgpu -s -v`; types without both
-    fields (a driver that prints none) are left out."""
-    found: Dict[str, Dict[str, Placements]] = {}
-    for address, fields in _by_gpu(text).items():
-        placements = found.setdefault(address, {})
-        current: Optional[str] = None
-        size: Optional[int] = None
-        for name, value in fields:
-            if name == 'vGPU Type ID':
-                current = (type_id(int(value, 16))
-                           if HEX_TYPE_NUMBER.fullmatch(value) else None)
-                size = None
-            elif name == 'Placement Size' and SIZE.fullmatch(value):
-                size = int(value)
-            elif (name == 'Supported Placement IDs' and current and size
-                    and PLACEMENT_IDS.fullmatch(value)):
-                placements[current] = Placements(size, tuple(
-                    int(start) for start in value.split()))
-    return found
-
-
 def read(addresses: Iterable[str]) -> Dict[str, MixedSize]:
     """GPU -> what its driver says of mixed-size mode, for each of these
     GPUs that nvidia-smi reports on: two runs for all of them."""
@@ -107,8 +54,8 @@ def read(addresses: Iterable[str]) -> Dict[str, MixedSize]:
         return {}
     code, text = nvidia_smi.run(QUERY)
     support = parse_support(text) if code == 0 else {}
-    code, text = nvidia_smi.run(SUPPORTED_TYPES)
-    placements = parse_placements(text) if code == 0 else {}
+    code, text = nvidia_smi.run(supported_types.COMMAND)
+    placements = supported_types.parse_placements(text) if code == 0 else {}
     return {address: MixedSize(support[address][0], support[address][1],
                                placements.get(address, {}))
             for address in wanted if address in support}

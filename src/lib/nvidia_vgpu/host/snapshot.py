@@ -20,7 +20,7 @@ from nvidia_vgpu import model
 from nvidia_vgpu.names import type_id, type_number
 from nvidia_vgpu.host import (
     boot_records, dpkg, inventory, kernel, libvirt, mdevctl, mixed_size,
-    survey, sysfs)
+    supported_types, survey, sysfs)
 from nvidia_vgpu.host import mig as mig_state
 
 
@@ -59,8 +59,7 @@ def read(nova_version: Optional[str],
         running_guests=libvirt.running_domains(),
         vf_types_in_use={address: sysfs.current_vgpu_type(address) or 0
                          for address in pci_users},
-        vf_device_ids={vf: sysfs.device_id(vf) for gpu in gpus
-                       if gpu.vendor_vfio for vf in gpu.virtual_functions},
+        vf_device_ids=_vf_device_ids(gpus),
         recorded_mdevs=boot_records.recorded_inventory(),
         recorded_vf_types=boot_records.recorded_vf_types(),
         libvirt_version=libvirt_version, qemu_version=qemu_version,
@@ -71,9 +70,25 @@ def read(nova_version: Optional[str],
         mig=mig_state.read() if mig and driver is not None and
         any(gpu.sriov for gpu in gpus) else None,
         vf_current_types=vf_current_types,
+        max_instances=_max_instances(gpus, driver),
         persistent_mdevs=mdevctl.persistent_mdevs() if mdev_users
         else frozenset(),
         ignored=_ignored(guests))
+
+
+def _vf_device_ids(gpus: Tuple[model.HostGpu, ...]) -> Dict[str, str]:
+    """vendor-specific VFIO VF -> its PCI device id (Nova's product_id)."""
+    return {vf: sysfs.device_id(vf) for gpu in gpus if gpu.vendor_vfio
+            for vf in gpu.virtual_functions}
+
+
+def _max_instances(gpus: Tuple[model.HostGpu, ...], driver: Optional[str]
+                   ) -> Mapping[Tuple[str, str], int]:
+    """Each type's most vGPUs per GPU where sysfs does not give it (the
+    vendor-specific VFIO driver): nvidia-smi, run when first asked."""
+    if driver is None or not any(gpu.vendor_vfio for gpu in gpus):
+        return {}
+    return supported_types.MaxInstances()
 
 
 def _vf_current_types(gpus: Tuple[model.HostGpu, ...]) -> Dict[str, int]:

@@ -29,8 +29,8 @@ instances would be refused by the driver.
 
 Pure functions: data in, data out.
 """
-from typing import (Collection, Dict, Iterable, List, Mapping, Optional,
-                    Set, Tuple)
+from typing import (Callable, Collection, Dict, Iterable, List, Mapping,
+                    Optional, Set, Tuple)
 
 from nvidia_vgpu.model import HostGpu
 from nvidia_vgpu.names import type_order
@@ -63,11 +63,40 @@ def limit_to_capacity(host_mappings: Mappings, gpus: Iterable[HostGpu],
                       occupied: Collection[str]) -> Mappings:
     """The host's mappings with each SR-IOV GPU's VFs cut down, per
     type, to what the GPU can host. Devices that are no mdev VF (GPUs
-    without SR-IOV, VFs on the vendor-specific VFIO driver) stay as
-    they are."""
-    gpu_of = {vf: gpu.address for gpu in gpus
-              if gpu.sriov and not gpu.vendor_vfio
-              for vf in gpu.virtual_functions}
+    without SR-IOV, VFs on the vendor-specific VFIO driver:
+    limit_vfio_to_capacity) stay as they are."""
+    return _cut_to_capacity(host_mappings, {
+        vf: gpu.address for gpu in gpus if gpu.sriov and not gpu.vendor_vfio
+        for vf in gpu.virtual_functions}, capacities,
+        lambda vgpu_type: occupied)
+
+
+def limit_vfio_to_capacity(host_mappings: Mappings, gpus: Iterable[HostGpu],
+                           capacities: Capacities, typed: Mapping[str, str],
+                           mig_gpus: Collection[str]) -> Mappings:
+    """The host's mappings with the VFs of each GPU on NVIDIA's
+    vendor-specific VFIO driver, not in MIG mode, cut down per type to
+    the most vGPUs of it the GPU holds: there the driver takes a
+    time-sliced type on at most that many VFs, and a VF beyond them
+    could never be typed, so Nova would offer a vGPU no guest can get.
+    VFs typed with it now (typed: VF -> its type) stay, free ones fill
+    up lowest address first; where the maximum is not known every VF
+    named stays. GPUs in MIG mode: share_mig_vfio_gpus."""
+    return _cut_to_capacity(host_mappings, {
+        vf: gpu.address for gpu in gpus
+        if gpu.vendor_vfio and gpu.address not in mig_gpus
+        for vf in gpu.virtual_functions}, capacities,
+        lambda vgpu_type: {vf for vf, held in typed.items()
+                           if held == vgpu_type})
+
+
+def _cut_to_capacity(host_mappings: Mappings, gpu_of: Mapping[str, str],
+                     capacities: Capacities,
+                     occupied: Callable[[str], Collection[str]]
+                     ) -> Mappings:
+    """Each type's VFs of these GPUs (VF -> its GPU) cut down to the
+    type's capacity there (vfs_to_publish, occupied(type) kept); other
+    devices stay."""
     limited: Mappings = {}
     for vgpu_type, devices in host_mappings.items():
         kept = [device for device in devices if device not in gpu_of]
@@ -77,20 +106,18 @@ def limit_to_capacity(host_mappings: Mappings, gpus: Iterable[HostGpu],
                 by_gpu.setdefault(gpu_of[device], []).append(device)
         for gpu, vfs in sorted(by_gpu.items()):
             kept += vfs_to_publish(vfs, capacities.get((gpu, vgpu_type)),
-                                   occupied)
+                                   occupied(vgpu_type))
         limited[vgpu_type] = sorted(kept)
     return limited
 
 
-def per_gpu(host_mappings: Mappings, gpus: Iterable[HostGpu],
-            mig_gpus: Collection[str] = ()) -> Dict[str, Dict[str, int]]:
+def per_gpu(host_mappings: Mappings,
+            gpus: Iterable[HostGpu]) -> Dict[str, Dict[str, int]]:
     """type -> {SR-IOV GPU: how many vGPUs of it Nova will offer there}
-    (the VFs given), for the status: on mdev GPUs, and on GPUs in MIG
-    mode (mig_gpus) on the vendor-specific VFIO driver, whose VFs the
-    charm counts out too."""
-    gpu_of = {vf: gpu.address for gpu in gpus
-              if gpu.sriov and (not gpu.vendor_vfio or
-                                gpu.address in mig_gpus)
+    (the VFs given), for the status: on mdev GPUs and on the
+    vendor-specific VFIO driver alike, whose VFs the charm counts out
+    too."""
+    gpu_of = {vf: gpu.address for gpu in gpus if gpu.sriov
               for vf in gpu.virtual_functions}
     counts: Dict[str, Dict[str, int]] = {}
     for vgpu_type, devices in host_mappings.items():

@@ -287,10 +287,12 @@ class _HostAccount:
                       offered: Optional[Mapping[str, Optional[
                           Collection[str]]]]) -> None:
         """A problem for each device that does not offer the type (None
-        for a device: what it offers cannot be judged now). A VF of a GPU
-        in MIG mode on the vendor-specific VFIO driver lists a MIG-backed
-        type only while a GPU instance of its profile is free: there what
-        the GPU's VFs offer together is judged."""
+        for a device: what it offers cannot be judged now). A VF on the
+        vendor-specific VFIO driver lists a type only while its GPU can
+        take one more (a MIG-backed type while a GPU instance of its
+        profile is free, a time-sliced one below its maximum per GPU):
+        there what the GPU's VFs offer together is judged, and
+        capacity.py gives the type only the VFs the GPU can type."""
         if offered is None:
             return
         for device in here:
@@ -307,8 +309,7 @@ class _HostAccount:
                 ) -> Optional[Collection[str]]:
         """What a device offers, as check_offered judges it."""
         gpu = self.parent.get(device)
-        if gpu is None or not gpu.vendor_vfio or \
-                gpu.address not in self.mig_gpus:
+        if gpu is None or not gpu.vendor_vfio:
             return offered.get(device, set())
         together: Set[str] = set()
         for vf in gpu.virtual_functions:

@@ -125,8 +125,7 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
         host_mappings=effective, vf_types=vfio_mappings,
         selected=host.selected, unmatched=host.unmatched,
         vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
-        sriov_capacity=capacity.per_gpu(effective, gpus,
-                                        mig_mode_gpus(snapshot)),
+        sriov_capacity=capacity.per_gpu(effective, gpus),
         held=_wanting_unnamed(held, gaps), held_whole_host=whole_host,
         resolution=resolution, resource_class=chosen, classes={
             vgpu_type: classes[vgpu_type] for vgpu_type in effective},
@@ -157,11 +156,14 @@ def _held_for_guests(snapshot: model.HostSnapshot,
                                     capacities, occupied,
                                     mig_mode_gpus(snapshot)),
             list(snapshot.gpus), capacities, occupied)
-        vfio_mappings = capacity.share_mig_vfio_gpus(
-            vfio_mappings, list(snapshot.gpus), capacities,
-            {vf: names.type_id(number)
-             for vf, number in snapshot.vf_current_types.items() if number},
-            mig_mode_gpus(snapshot))
+        typed = {vf: names.type_id(number)
+                 for vf, number in snapshot.vf_current_types.items()
+                 if number}
+        vfio_mappings = capacity.limit_vfio_to_capacity(
+            capacity.share_mig_vfio_gpus(
+                vfio_mappings, list(snapshot.gpus), capacities, typed,
+                mig_mode_gpus(snapshot)),
+            list(snapshot.gpus), capacities, typed, mig_mode_gpus(snapshot))
     effective, held = guest_safety.hold_for_guests(
         dict(mdev_mappings, **vfio_mappings), published, in_use,
         gpu_of(snapshot))
@@ -327,19 +329,21 @@ def _sriov_capacities(host: mappings.HostMappings,
                       snapshot: model.HostSnapshot
                       ) -> Dict[Tuple[str, str], Optional[int]]:
     """(GPU, type) -> the type's max_instance on that SR-IOV GPU, from
-    its description on the GPU's first VF; None where it cannot be
-    read."""
+    its description on the GPU's first VF, or on the vendor-specific
+    VFIO driver (no description) from nvidia-smi; None where it cannot
+    be read."""
     capacities = {}
     for vgpu_type, gpu_addresses in host.sriov_gpus.items():
         for address in gpu_addresses:
             description = snapshot.type_descriptions.get(
                 address, {}).get(vgpu_type)
-            capacities[(address, vgpu_type)] = (
-                vgpu_types.max_instance(description)
-                if description is not None else None)
             instances = _mig_instances(snapshot, address, vgpu_type)
-            if instances is not None:
-                capacities[(address, vgpu_type)] = instances
+            capacities[(address, vgpu_type)] = (
+                instances if instances is not None else
+                vgpu_types.max_instance(description)
+                if description is not None else
+                None if address in mig_mode_gpus(snapshot) else
+                snapshot.max_instances.get((address, vgpu_type)))
     return capacities
 
 
