@@ -2,6 +2,7 @@
 import json
 
 from simulation import run_yaml, scenario
+from snapshots import vf_addresses
 from test_scenarios_guests import until
 
 VFS = ['0000:41:00.4', '0000:41:00.5', '0000:41:00.6', '0000:41:00.7',
@@ -104,3 +105,21 @@ def test_below_nova_s_minimums_no_tag_and_not_ready_until_upgraded(
     assert all('"live_migratable": "yes"' in value
                for key, value in pci_section(output)['pci']
                if key in ('device_spec', 'alias'))
+
+
+def test_the_driver_refuses_nothing_and_nova_gets_24_through_reboots():
+    """An RTX PRO 6000 named by its address (48 VFs, 24 DC-4Q at most,
+    unit_tests/test_vfio_capacity.py): the simulator's driver refuses a
+    VF's type beyond the maximum, and refuses none."""
+    output = scenario('no-mdev/rtx-pro-6000-epoxy.yaml')
+    assert output['host']['vf_type_refusals'] == []
+    first_24 = list(vf_addresses('0000:38:00.0', 48)[:24])
+    assert sorted(output['host']['vf_vgpu_types']) == first_24
+    assert [json.loads(value)['address'] for key, value
+            in pci_section(output)['pci'] if key == 'device_spec'] == first_24
+    for step in output['steps'][4:]:
+        assert step['status']['message'].startswith(
+            'Unit is ready: 1 NVIDIA GPU (device 10de:2bb5); 48 SR-IOV VFs; '
+            'typed VFs live-migratable; nvidia-1521: 24 vGPUs on 1 GPU')
+    assert [step['relation_sets'] for step in output['steps'][5:]] == [
+        0, 0, 0]

@@ -13,7 +13,6 @@ import pytest
 from nvidia_vgpu import model
 from nvidia_vgpu.host import supported_types
 from nvidia_vgpu.nova import plan
-from simulation import scenario
 from snapshots import EPOXY, NOBLE, function, rules, vf_addresses
 
 GPU = '0000:38:00.0'
@@ -92,17 +91,3 @@ def test_status_counts_the_vgpus_nova_gets():
     decided = plan.plan_nova(rtx_pro(), "{'DC-4Q': ['10de:2bb5']}", None,
                              rules(EPOXY), None, None)
     assert decided.sriov_capacity == {DC_4Q: {GPU: 24}}
-
-
-def test_the_driver_refuses_nothing_and_nova_gets_24_through_reboots():
-    """End to end (scenarios/no-mdev/rtx-pro-6000-epoxy.yaml): the
-    simulator's driver refuses a VF's type beyond the maximum."""
-    output = scenario('no-mdev/rtx-pro-6000-epoxy.yaml')
-    assert output['host']['vf_type_refusals'] == []
-    assert sorted(output['host']['vf_vgpu_types']) == list(VFS[:24])
-    for step in output['steps'][4:]:
-        assert step['status']['message'].startswith(
-            'Unit is ready: 1 NVIDIA GPU (device 10de:2bb5); 48 SR-IOV VFs; '
-            'typed VFs live-migratable; nvidia-1521: 24 vGPUs on 1 GPU')
-    assert [step['relation_sets'] for step in output['steps'][5:]] == [
-        0, 0, 0]

@@ -25,7 +25,9 @@ type and offers one while a GPU instance of its profile is free, so each
 type is given as many VFs as it has instances. On NVIDIA's
 vendor-specific VFIO driver the same holds for the VFs the charm types
 (share_mig_vfio_gpus), one type alone too: a VF typed beyond the
-instances would be refused by the driver.
+instances would be refused by the driver. Likewise a time-sliced type
+there takes at most its maximum per GPU (limit_vfio_to_capacity), which
+the driver gives through nvidia-smi only.
 
 Pure functions: data in, data out.
 """
