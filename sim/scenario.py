@@ -87,6 +87,13 @@ FAULTABLE = ('apt-get', 'dpkg', 'mdevctl', 'nvidia-smi', 'sriov-manage',
              'update-initramfs')
 
 
+def _whole(value: Any, least: int = 0) -> bool:
+    """Whether a scenario's value is a whole number, at least `least`
+    (YAML's true and false are not numbers here)."""
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and value >= least)
+
+
 def _check_keys(where: str, data: Any, allowed: Dict[str, Any],
                 required: tuple = ()) -> None:
     if not isinstance(data, dict):
@@ -232,8 +239,7 @@ def _check_vfio_mig_types(at: str, specs: Dict[Any, Any],
                 '(vendor-specific VFIO) MIG-backed types are given as '
                 '{{type number: name}}, e.g. {{1130: "NVIDIA '
                 'H100XM-1-10C"}}'.format(at, number))
-        if not isinstance(number, int) or isinstance(number, bool) or \
-                number < 1:
+        if not _whole(number, 1):
             raise ScenarioError('{}: {!r} is not a vGPU type number such as '
                                 '1130'.format(at, number))
         if not isinstance(name, str):
@@ -302,8 +308,7 @@ def _check_gi_placements(where: str, spec: Dict[str, Any]) -> None:
             raise ScenarioError(at + ': give placements and size to every '
                                 'profile, or to none')
         if not starts or len(set(starts)) != len(starts) or not all(
-                isinstance(start, int) and not isinstance(start, bool) and
-                start >= 0 for start in starts):
+                _whole(start) for start in starts):
             raise ScenarioError(at + '.placements: expected start memory '
                                 'slices, 0 or more, once each')
         if size < 1 or max(starts) + size > total:
@@ -325,8 +330,7 @@ def _check_vf_vgpu_types(where: str, types: Dict[Any, Any]) -> None:
         if not isinstance(address, str) or not _PCI_ADDRESS.match(address):
             raise ScenarioError('{}: {!r} is not a PCI address such as '
                                 '0000:41:00.4'.format(where, address))
-        if not isinstance(type_id, int) or isinstance(type_id, bool) or \
-                type_id < 0:
+        if not _whole(type_id):
             raise ScenarioError('{}.{}: expected a vGPU type id such as '
                                 '1148'.format(where, address))
 
@@ -542,8 +546,7 @@ def _check_max_instances(where: str, sriov: Dict[str, Any]) -> None:
         if number not in sriov.get('vf_vgpu_types', {}):
             raise ScenarioError('{}.vgpu_type_max_instances.{}: not a type '
                                 'of vf_vgpu_types'.format(where, number))
-        if not isinstance(count, int) or isinstance(count, bool) or \
-                count < 1:
+        if not _whole(count, 1):
             raise ScenarioError('{}.vgpu_type_max_instances.{}: a count of '
                                 'at least 1'.format(where, number))
 
@@ -559,8 +562,7 @@ def _check_mixed_size(where: str, sriov: Dict[str, Any]) -> None:
             raise ScenarioError('{}: not a type of vf_mdev_types'.format(at))
         _check_keys(at, placements, _PLACEMENTS, required=('size', 'ids'))
         if placements['size'] < 1 or not placements['ids'] or not all(
-                isinstance(start, int) and not isinstance(start, bool)
-                and start >= 0 for start in placements['ids']):
+                _whole(start) for start in placements['ids']):
             raise ScenarioError('{}: size and ids are whole slots, at least '
                                 'one id'.format(at))
 
