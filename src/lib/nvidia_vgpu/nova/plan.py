@@ -328,23 +328,28 @@ def _nova_adds(snapshot: model.HostSnapshot, rules: model.NovaRules,
 def _sriov_capacities(host: mappings.HostMappings,
                       snapshot: model.HostSnapshot
                       ) -> Dict[Tuple[str, str], Optional[int]]:
-    """(GPU, type) -> the type's max_instance on that SR-IOV GPU, from
-    its description on the GPU's first VF, or on the vendor-specific
-    VFIO driver (no description) from nvidia-smi; None where it cannot
-    be read."""
-    capacities = {}
-    for vgpu_type, gpu_addresses in host.sriov_gpus.items():
-        for address in gpu_addresses:
-            description = snapshot.type_descriptions.get(
-                address, {}).get(vgpu_type)
-            instances = _mig_instances(snapshot, address, vgpu_type)
-            capacities[(address, vgpu_type)] = (
-                instances if instances is not None else
-                vgpu_types.max_instance(description)
-                if description is not None else
-                None if address in mig_mode_gpus(snapshot) else
-                snapshot.max_instances.get((address, vgpu_type)))
-    return capacities
+    """(GPU, type) -> the type's vGPUs on each SR-IOV GPU it is mapped
+    to (_capacity); None where it cannot be read."""
+    return {(address, vgpu_type): _capacity(snapshot, address, vgpu_type)
+            for vgpu_type, gpu_addresses in host.sriov_gpus.items()
+            for address in gpu_addresses}
+
+
+def _capacity(snapshot: model.HostSnapshot, address: str,
+              vgpu_type: str) -> Optional[int]:
+    """One type's vGPUs on one SR-IOV GPU: its GPU instances in MIG
+    mode; else its description's max_instance (mdev); else, on the
+    vendor-specific VFIO driver, nvidia-smi's maximum (asked only here,
+    and never for a GPU in MIG mode, whose instances say it)."""
+    instances = _mig_instances(snapshot, address, vgpu_type)
+    if instances is not None:
+        return instances
+    description = snapshot.type_descriptions.get(address, {}).get(vgpu_type)
+    if description is not None:
+        return vgpu_types.max_instance(description)
+    if address in mig_mode_gpus(snapshot):
+        return None
+    return snapshot.max_instances.get((address, vgpu_type))
 
 
 def _mig_instances(snapshot: model.HostSnapshot, address: str,
@@ -365,12 +370,19 @@ def _mig_profile(snapshot: model.HostSnapshot, address: str,
     mode, from the driver's name of it; None elsewhere."""
     if address not in mig_mode_gpus(snapshot):
         return None
+    name = _driver_name(snapshot, address, vgpu_type)
+    return names.gi_profile_of(name) if name else None
+
+
+def _driver_name(snapshot: model.HostSnapshot, address: str,
+                 vgpu_type: str) -> Optional[str]:
+    """The driver's name of a type, from the first of the GPU's VFs that
+    lists it; None where none does (or it was not read)."""
     vfs = next((host_gpu.virtual_functions for host_gpu in snapshot.gpus
                 if host_gpu.address == address), ())
-    driver_names = [(snapshot.offered or {}).get(vf, {}).get(vgpu_type)
-                    for vf in vfs]
-    return next((names.gi_profile_of(name) for name in driver_names
-                 if name), None)
+    return next((name for name in (
+        (snapshot.offered or {}).get(vf, {}).get(vgpu_type) for vf in vfs)
+        if name), None)
 
 
 def _one_type_per_size(snapshot: model.HostSnapshot,
@@ -423,12 +435,8 @@ def _shown_type(snapshot: model.HostSnapshot, address: str,
                 vgpu_type: str) -> str:
     """A type as the operator wrote it: its profile name where the
     driver names it on the GPU's VFs, else its id."""
-    vfs = next((gpu.virtual_functions for gpu in snapshot.gpus
-                if gpu.address == address), ())
-    name = next((found for found in (
-        (snapshot.offered or {}).get(vf, {}).get(vgpu_type) for vf in vfs)
-        if found), None)
-    return names.profile_of(name or '') or vgpu_type
+    return names.profile_of(
+        _driver_name(snapshot, address, vgpu_type) or '') or vgpu_type
 
 
 def _without_instances(snapshot: model.HostSnapshot,
