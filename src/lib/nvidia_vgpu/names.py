@@ -70,13 +70,17 @@ _TYPE_ID_PREFIX = 'nvidia-'
 #   one MIG attribute: media extensions ME, NOME or MEALL, or graphics GFX
 #   (A100-1-5CME, DC-1-24CGFX).
 _BOARD = r'(?=[0-9]*[A-Z])[A-Z0-9]{1,16}'
-_TIME_SLICED = (r'(?:-[A-Z][A-Za-z]{0,15}){0,2}'
-                r'-(?:0|[1-9][0-9]{0,3})(?:[ACQ]|B4?)')
+_BOARD_WORDS = r'(?:-[A-Z][A-Za-z]{0,15}){0,2}'
+_FRAME_BUFFER_GB = r'0|[1-9][0-9]{0,3}'
+_SERIES = r'(?:[ACQ]|B4?)'
+_TIME_SLICED = '{}-(?:{}){}'.format(_BOARD_WORDS, _FRAME_BUFFER_GB, _SERIES)
 _MIG_BACKED = (r'-(?P<slices>[1-7])-(?P<gb>[1-9][0-9]{0,3})[ABCQ]'
                r'(?P<attribute>ME|NOME|MEALL|GFX)?')
 PROFILE = re.compile(
     '{}(?:{}|{})'.format(_BOARD, _TIME_SLICED, _MIG_BACKED), re.ASCII)
 MIG_BACKED = re.compile(_BOARD + _MIG_BACKED, re.ASCII)
+TIME_SLICED = re.compile('{}{}-(?P<gb>{}){}'.format(
+    _BOARD, _BOARD_WORDS, _FRAME_BUFFER_GB, _SERIES), re.ASCII)
 # A MIG-backed name's attribute -> the GPU instance profile's variant:
 # <slices>g.<GB>gb with +me, -me, +me.all or +gfx.
 GI_VARIANTS = {None: '', 'ME': '+me', 'NOME': '-me', 'MEALL': '+me.all',
@@ -119,6 +123,14 @@ def profile_of(driver_name: str) -> Optional[str]:
     profile name."""
     last = driver_name.split(' ')[-1]
     return last if is_profile(last) else None
+
+
+def frame_buffer_gb(profile: str) -> Optional[int]:
+    """A time-sliced profile name's frame buffer in GB (L40S-2Q: 2,
+    RTX6000-Ada-4Q: 4, M60-0Q: 0 for 512 MB); None for any other
+    name."""
+    match = TIME_SLICED.fullmatch(profile)
+    return int(match.group('gb')) if match else None
 
 
 def gi_profile_of(type_name: Optional[str]) -> Optional[str]:

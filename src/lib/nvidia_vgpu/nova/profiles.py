@@ -18,20 +18,18 @@ whose message lists the names it has.
 
 Pure functions: data in, data out.
 """
-import re
 from typing import (Collection, Dict, Iterable, List, Mapping, Optional,
                     Set, Tuple)
 
 from nvidia_vgpu.model import HostGpu
 from nvidia_vgpu.names import (
-    SELECTOR, gi_profile_of, is_profile, profile_of, type_order)
+    SELECTOR, frame_buffer_gb, gi_profile_of, is_profile, profile_of,
+    type_order)
 from nvidia_vgpu.nova.mappings import HostMappings, Mappings
 from nvidia_vgpu import model
 
 # device -> {type id: the driver's name for it, e.g. "GRID V100-8Q"}
 Offered = Mapping[str, Mapping[str, str]]
-# A time-sliced profile name's frame buffer in GB: L40S-2Q -> 2.
-TIME_SLICED_SIZE = re.compile(r'^[^-]+-([0-9]+)[A-Z]+$', re.ASCII)
 # Why a GPU takes one time-sliced size (NVIDIA's default equal-size
 # mode: once a vGPU of one size exists, every VF offers no other), and
 # the way out; said where two sizes land on one GPU.
@@ -199,10 +197,9 @@ def _sizes_without_instances(gpu: Optional[model.MigGpu],
 
 def _sizes_differ(hits: List[str]) -> bool:
     """Whether time-sliced profile names ask for different frame buffer
-    sizes (L40S-1Q, L40S-2Q): their last number, in GB."""
-    sizes = {TIME_SLICED_SIZE.search(hit) for hit in hits}
-    return None not in sizes and len({size.group(1) for size in sizes
-                                      if size}) > 1
+    sizes (L40S-1Q, L40S-2Q)."""
+    sizes = {frame_buffer_gb(hit) for hit in hits}
+    return None not in sizes and len(sizes) > 1
 
 
 def _mig_backed(hits: List[str]) -> bool:
