@@ -39,6 +39,9 @@ class Published(NamedTuple):
     # type -> devices the charm says Nova gives it beyond the mappings
     # (what the ready status names: one type, before Caracal)
     nova_adds: Dict[str, List[str]] = {}
+    # GPUs that mix sizes: the vGPUs the charm makes for Nova to take,
+    # (VF, type, placement ID)
+    mixed_creates: tuple = ()
 
 
 # What noble installs with nova-compute: libvirt and QEMU at exactly
@@ -83,14 +86,16 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
             resource_class: Optional[str] = None,
             packages: Optional[Dict[str, Optional[str]]] = None,
             mig: Optional[mig_host.MigState] = None,
-            mig_layout: Optional[str] = None) -> Published:
+            mig_layout: Optional[str] = None,
+            nvidia_smi: Optional[Dict[str, str]] = None) -> Published:
     """Run the charm's nova-vgpu decision on this host, with every SR-IOV
     GPU's VFs enabled and the NVIDIA driver loaded; resource_class: the
     vgpu-resource-class option (unset: the default); packages: libvirt's
     and QEMU's as dpkg reports them (default: noble's); mig: the MIG-
     capable GPUs' state (mig_host.cut), which the VFs' mdev types follow
     and nvidia-smi answers from; mig_layout: the mig-layout option (the
-    charm asks nvidia-smi only where one is set)."""
+    charm asks nvidia-smi only where one is set); nvidia_smi: what
+    nvidia-smi prints, by its last argument (-q, -v: mixed-size mode)."""
     root = str(tmp_path / 'host')
     os.environ['NVIDIA_VGPU_HOST_ROOT'] = root
     os.environ['UNIT_STATE_DB'] = str(tmp_path / 'unit-state.db')
@@ -103,6 +108,9 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
     if mig is not None:
         _answer_nvidia_smi(fake_commands, mig_host.hardware(
             pci, mig, mdevs or []))
+    if nvidia_smi is not None:
+        fake_commands.set('nvidia-smi', exit=2, by_last_argument={
+            last: {'stdout': text} for last, text in nvidia_smi.items()})
     sim_host.write_proc_modules(root, ['nvidia'])
     sim_host.write_libvirt_domains(root, domains or [])
     fake_commands.set('lspci', stdout=subprocess.run(
@@ -124,7 +132,8 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
             nova_config.subordinate_configuration(decided.sections),
             sort_keys=True)
     rendered = render_text(consume(fake_commands, data)) if data else ''
-    return Published(decided.problem, data, rendered, decided.nova_adds)
+    return Published(decided.problem, data, rendered, decided.nova_adds,
+                     decided.mixed_work.create)
 
 
 # What the charm reads of MIG (nvidia_vgpu/host/mig.py read()): the CSV

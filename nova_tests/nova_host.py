@@ -188,6 +188,11 @@ class FakeHost:
                   if self.gpu_of.get(m['parent']) == gpu]
         here = [m['type'] for m in self.mdevs
                 if m['parent'] == device.address]
+        if device.physical and parent['sriov'].get('mixed_size', {}).get(
+                'mode') == 'Enabled':
+            free = sim_host.mixed_available(parent, bool(here), on_gpu)
+            return {type_id: (spec, free[type_id])
+                    for type_id, spec in specs.items()}
         free = sim_host.available_instances(
             specs, here, on_gpu, sriov=bool(device.physical))
         return {type_id: (spec, free[type_id])

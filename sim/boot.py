@@ -35,8 +35,10 @@ def restart(host: Dict[str, Any], nouveau_blacklisted: bool) -> List[str]:
     host['modules'] = modules
     host['vfs'] = {}
     host['mdevs'] = []
-    # The driver forgets the types it gave VFs (the VFs are gone).
+    # The driver forgets the types it gave VFs (the VFs are gone), and
+    # every GPU's mixed-size mode.
     host['vf_vgpu_types'] = {}
+    host['mixed_modes'] = {}
     # GPU instances are gone; MIG mode stays only where it survives a
     # reboot (sim/mig.py).
     if 'mig' in host:

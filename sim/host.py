@@ -13,7 +13,7 @@ import subprocess
 from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 from sim import dkms, mig, noise
-from sim.guests import running
+from sim.guests import record, running
 
 NVIDIA_VENDOR = '10de'
 # A host that boots with the NVIDIA driver already loaded (scenario
@@ -43,6 +43,12 @@ def is_nvidia_gpu(function: Dict[str, Any]) -> bool:
     (and nvidia-smi numbers, in PCI address order)."""
     return (function['vendor'].lower() == NVIDIA_VENDOR and
             function['class'][:4] in ('0300', '0302'))
+
+
+# What nvidia/vgpu_params takes to fix a vGPU's placement (NVIDIA's vGPU
+# User Guide, "Placing a vGPU on a Physical GPU in Mixed-Size Mode").
+PLACEMENT = 'vgpu-placement-id={}'
+PLACEMENT_PATTERN = re.compile(r'vgpu-placement-id=(\d+)')
 
 
 def _write(path: str, text: str) -> None:
@@ -364,6 +370,11 @@ def generate_sysfs(host_root: str, pci: Iterable[Dict[str, Any]],
             _link(type_dir, os.path.join(mdev_dir, 'mdev_type'))
         _link(mdev_dir, os.path.join(sys_root, 'bus', 'mdev', 'devices',
                                      mdev['uuid']))
+        # Written to take the vGPU away; NVIDIA's placement parameter.
+        _write(os.path.join(mdev_dir, 'remove'), '')
+        _write(os.path.join(mdev_dir, 'nvidia', 'vgpu_params'),
+               PLACEMENT.format(mdev['placement'])
+               if 'placement' in mdev else '')
     if hardware.get('sysfs_noise'):
         noise.populate(sys_root, hardware['sysfs_noise'])
 
@@ -380,11 +391,28 @@ def _vf_offers(hardware: Dict[str, Any], function: Dict[str, Any], vf: str,
         return ({} if mig.vfio_form(function)
                 else mig.vf_mdev_types(hardware, function, vf))
     vf_types = function['sriov'].get('vf_mdev_types', {})
-    free = available_instances(
-        vf_types, [parent_of[vf]] if vf in parent_of else [], on_gpu,
-        sriov=True)
+    if hardware.get('mixed_modes', {}).get(function['address']) == 'Enabled':
+        free = mixed_available(function, vf in parent_of, on_gpu)
+    else:
+        free = available_instances(
+            vf_types, [parent_of[vf]] if vf in parent_of else [], on_gpu,
+            sriov=True)
     return {type_id: dict(spec, available_instances=free[type_id])
             for type_id, spec in vf_types.items()}
+
+
+def mixed_available(function: Dict[str, Any], occupied: bool,
+                    on_gpu: List[str]) -> Dict[str, int]:
+    """A VF's free instances while its GPU is in mixed-size mode: one
+    of each type with placements while the VF holds no vGPU and the GPU
+    fewer of that type than its supported placements (NVIDIA's mixed
+    maximum); where the placements themselves leave room is judged when
+    a vGPU's placement is fixed (placement_refusals)."""
+    placements = function['sriov']['mixed_size'].get('placements', {})
+    return {type_id: int(not occupied and type_id in placements and
+                         on_gpu.count(type_id) < len(
+                             placements[type_id]['ids']))
+            for type_id in function['sriov'].get('vf_mdev_types', {})}
 
 
 def _write_vgpu_types(vf_device: str, types: Dict[Any, str],
@@ -717,7 +745,8 @@ def hardware_state(host_state: Dict[str, Any]) -> Dict[str, Any]:
             'vf_vgpu_types': host_state.get('vf_vgpu_types', {}),
             'sysfs_noise': host_state.get('sysfs_noise', 0),
             'kernel': host_state.get('kernel'),
-            'mig': host_state.get('mig', {})}
+            'mig': host_state.get('mig', {}),
+            'mixed_modes': host_state.get('mixed_modes', {})}
 
 
 # What charm-nova-compute renders at its defaults, in the lines the charm
@@ -737,3 +766,125 @@ def write_nova_conf(host_root: str, host_state: Dict[str, Any]) -> None:
     path = host_root + NOVA_CONF
     if not os.path.exists(path):
         _write(path, host_state.get('nova_conf') or DEFAULT_NOVA_CONF)
+
+
+# ---- vGPUs a process made, removed or placed through sysfs --------------
+
+def created_mdevs(sys_root: str) -> List[Dict[str, Any]]:
+    """The vGPUs whose UUIDs were written to a type's create file."""
+    created = []
+    mdev_bus = os.path.join(sys_root, 'class', 'mdev_bus')
+    for parent in sorted(os.listdir(mdev_bus)) if os.path.isdir(
+            mdev_bus) else []:
+        types_dir = os.path.join(mdev_bus, parent, 'mdev_supported_types')
+        for type_id in sorted(os.listdir(types_dir)):
+            with open(os.path.join(types_dir, type_id, 'create')) as f:
+                created += [{'uuid': uuid, 'parent': parent, 'type': type_id}
+                            for uuid in f.read().split()]
+    return created
+
+
+def mdevs_now(sys_root: str, mdevs: List[Dict[str, Any]]
+              ) -> List[Dict[str, Any]]:
+    """The vGPUs as the kernel has them while a process runs: the state's,
+    with what processes created and removed through sysfs since it was
+    last taken in (the runner takes it in when they end)."""
+    removed = removed_mdevs(sys_root, mdevs)
+    return [mdev for mdev in mdevs if mdev not in removed] + \
+        created_mdevs(sys_root)
+
+
+def _mdev_file(sys_root: str, uuid: str, *parts: str) -> str:
+    return os.path.join(sys_root, 'bus', 'mdev', 'devices', uuid, *parts)
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path) as stream:
+            return stream.read()
+    except OSError:
+        return ''
+
+
+def removed_mdevs(sys_root: str, mdevs: List[Dict[str, Any]]
+                  ) -> List[Dict[str, Any]]:
+    """The vGPUs a 1 was written to the remove file of."""
+    return [mdev for mdev in mdevs if _read_text(
+        _mdev_file(sys_root, mdev['uuid'], 'remove')).strip() == '1']
+
+
+def written_placements(sys_root: str, mdevs: List[Dict[str, Any]]
+                       ) -> Dict[str, int]:
+    """uuid -> the placement written to its nvidia/vgpu_params, where it
+    is not the one the state has."""
+    found = {}
+    for mdev in mdevs:
+        match = PLACEMENT_PATTERN.search(_read_text(_mdev_file(
+            sys_root, mdev['uuid'], 'nvidia', 'vgpu_params')))
+        if match and int(match.group(1)) != mdev.get('placement'):
+            found[mdev['uuid']] = int(match.group(1))
+    return found
+
+
+def take_in_mdev_writes(sys_root: str, host: Dict[str, Any],
+                        step: int) -> bool:
+    """Take what processes did to vGPUs through sysfs into the host state,
+    as the kernel would have done it: UUIDs written to a type's create
+    file made vGPUs, a 1 written to a vGPU's remove took it away (a guest
+    using it loses it), a placement written to its nvidia/vgpu_params
+    fixes where it sits in mixed-size mode. Whether anything changed."""
+    created = created_mdevs(sys_root)
+    removed = removed_mdevs(sys_root, host['mdevs'])
+    placed = written_placements(sys_root, host['mdevs'] + created)
+    if not (created or removed or placed):
+        return False
+    for mdev in removed:
+        record(host, step, [domain['name'] for domain in
+                            host.get('libvirt_domains', [])
+                            if mdev['uuid'] in domain.get('mdevs', [])],
+               'vGPU {} removed'.format(mdev['uuid']))
+    host['mdevs'] = [mdev for mdev in host['mdevs'] + created
+                     if mdev not in removed]
+    for mdev in host['mdevs']:
+        if mdev['uuid'] in placed:
+            mdev['placement'] = placed[mdev['uuid']]
+    for refusal in check_placements(host):
+        if dict(refusal, step=step) not in host.setdefault(
+                'placement_refusals', []):
+            host['placement_refusals'].append(dict(refusal, step=step))
+    return True
+
+
+def check_placements(host: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Each vGPU on a GPU in mixed-size mode whose fixed placement its
+    VM could not start with (NVIDIA's guide: an invalid or taken
+    placement ID stops the VM booting), because the type does not list
+    it or it overlaps another vGPU's: what placement_refusals keeps,
+    with the step, from each time a process changed vGPUs."""
+    refusals = []
+    for function in host['pci']:
+        mixed = function.get('sriov', {}).get('mixed_size')
+        if not mixed or host.get('mixed_modes', {}).get(
+                function['address']) != 'Enabled':
+            continue
+        table = mixed.get('placements', {})
+        vfs = set(vf_addresses(function['address'],
+                               host['vfs'].get(function['address'], 0)))
+        taken: Dict[int, str] = {}
+        for mdev in sorted(host['mdevs'], key=lambda m: m['uuid']):
+            if mdev['parent'] not in vfs or 'placement' not in mdev:
+                continue
+            start, spec = mdev['placement'], table.get(mdev['type'])
+            if spec is None or start not in spec['ids']:
+                refusals.append({'uuid': mdev['uuid'], 'placement': start,
+                                 'why': '{} lists no such placement'.format(
+                                     mdev['type'])})
+                continue
+            slots = range(start, start + spec['size'])
+            clash = sorted({taken[slot] for slot in slots if slot in taken})
+            if clash:
+                refusals.append({'uuid': mdev['uuid'], 'placement': start,
+                                 'why': 'overlaps ' + ', '.join(clash)})
+                continue
+            taken.update({slot: mdev['uuid'] for slot in slots})
+    return refusals

@@ -83,6 +83,9 @@ def summary(host: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The host's mdevs as the output shows them: each says whether a
     definition keeps it across reboots."""
     definitions = host.get('mdev_definitions', {})
-    return [{'uuid': mdev['uuid'], 'parent': mdev['parent'],
-             'type': mdev['type'], 'defined': mdev['uuid'] in definitions}
+    return [dict({'uuid': mdev['uuid'], 'parent': mdev['parent'],
+                  'type': mdev['type'],
+                  'defined': mdev['uuid'] in definitions},
+                 **({'placement': mdev['placement']}
+                    if 'placement' in mdev else {}))
             for mdev in host['mdevs']]

@@ -66,6 +66,14 @@ def document(state: Dict[str, Any], steps: List[Dict[str, Any]],
         # current_vgpu_type writes it refused.
         output['host']['vf_type_refusals'] = host.get(
             'vf_type_refusals', [])
+    if any(function.get('sriov', {}).get('mixed_size')
+           for function in host['pci']):
+        # Only where a GPU's driver says what it does of mixed sizes:
+        # the GPUs in mixed-size mode now, and the vGPUs whose VMs could
+        # not start with their fixed placement (sim/host.py).
+        output['host']['mixed_modes'] = host.get('mixed_modes', {})
+        output['host']['placement_refusals'] = host.get(
+            'placement_refusals', [])
     return output
 
 

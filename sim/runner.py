@@ -181,6 +181,13 @@ class Simulation:
             'vf_vgpu_types': {
                 vf.lower(): type_id for vf, type_id in
                 host.get('vf_vgpu_types', {}).items() if type_id},
+            # GPUs in NVIDIA's mixed-size mode (runtime state, lost at a
+            # reboot), from sriov.mixed_size.mode
+            'mixed_modes': {
+                function['address']: function['sriov']['mixed_size'].get(
+                    'mode', 'Disabled')
+                for function in host.get('pci', [])
+                if function.get('sriov', {}).get('mixed_size')},
             'guest_disruptions': [],
             'reboots': 0,
             'reboot_requested': False,
@@ -392,6 +399,7 @@ class Simulation:
                 self._usage_since(before, environment['SIM_PROFILE']),
                 label=label, exit_code=code))
         self._collect_vf_vgpu_types()
+        self._collect_created_mdevs()
         sys.stderr.write('--- {} (exit {})\n'.format(label, code))
         if os.path.exists(self.log_path):
             with open(self.log_path) as stream:
@@ -546,21 +554,14 @@ class Simulation:
             self._save(state)
 
     def _collect_created_mdevs(self) -> None:
-        """vGPUs created by writing a UUID to a type's create file (as
-        the kernel would make them) join the host's mdevs."""
+        """What a process did to vGPUs through sysfs, taken into the host
+        state as the kernel would have done it: UUIDs written to a type's
+        create file made vGPUs, a 1 written to a vGPU's remove took it
+        away (a guest using it loses it), and a placement written to its
+        nvidia/vgpu_params fixes where it sits in mixed-size mode."""
         state = self._load()
-        created = []
-        mdev_bus = os.path.join(self.host_root, 'sys', 'class', 'mdev_bus')
-        for parent in sorted(os.listdir(mdev_bus)) if os.path.isdir(
-                mdev_bus) else []:
-            types_dir = os.path.join(mdev_bus, parent, 'mdev_supported_types')
-            for type_id in sorted(os.listdir(types_dir)):
-                with open(os.path.join(types_dir, type_id, 'create')) as f:
-                    for uuid in f.read().split():
-                        created.append({'uuid': uuid, 'parent': parent,
-                                        'type': type_id})
-        if created:
-            state['host']['mdevs'] += created
+        if simhost.take_in_mdev_writes(os.path.join(self.host_root, 'sys'),
+                                       state['host'], self._step_index):
             self._save(state)
             self._refresh_host(state)
 
@@ -604,6 +605,7 @@ class Simulation:
             code, stdout, stderr = exec_step.CANNOT_RUN, '', \
                 'sh: 1: {}: {}\n'.format(argv[0], error.strerror)
         self._collect_vf_vgpu_types()
+        self._collect_created_mdevs()
         sys.stderr.write('--- exec {} (exit {})\n{}'.format(
             argv[0], code, stderr))
         return {'exit_code': 128 - code if code < 0 else code,

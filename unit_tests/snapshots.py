@@ -182,6 +182,39 @@ def l40s(address: str = '0000:41:00.0', vf_count: int = 8,
                  offered, device_ids={vf: '26b9' for vf in vfs})
 
 
+# NVIDIA's vGPU 17 User Guide, Appendix A.3.4: the 48 GB placement
+# table, Ada Lovelace's 1 GB row (docs/facts/mixed-size.md).
+L40S_PLACEMENTS = {
+    'nvidia-1147': model.Placements(1, (0, 5, 6, 11, 12, 17, 18, 23, 24, 29,
+                                        30, 35, 36, 41, 42, 47)),
+    'nvidia-1148': model.Placements(2, (0, 4, 6, 10, 12, 16, 18, 22, 24, 28,
+                                        30, 34, 36, 40, 42, 46)),
+}
+L40S_MDEV_TYPES = {'nvidia-1147': ('NVIDIA L40S-1Q', '1024M', 32),
+                   'nvidia-1148': ('NVIDIA L40S-2Q', '2048M', 24)}
+
+
+def l40s_mdev(mode: Optional[str] = 'Disabled',
+              address: str = '0000:41:00.0') -> model.HostSnapshot:
+    """An L40S on jammy (its vGPUs mdevs on its 32 VFs), whose driver
+    mixes sizes (mode: its mixed-size mode now; None: the driver says
+    nothing of it), no vGPU on it; Caracal."""
+    vfs = vf_addresses(address, 32)
+    snapshot = host(Board(
+        function(address, '26b9', '1851', 'AD102GL [L40S]'),
+        model.HostGpu(address, True, vfs, False, '10de:26b9:10de:1851', 32),
+        dict({address: {}}, **{vf: {type_id: name for type_id, (
+            name, _, _) in L40S_MDEV_TYPES.items()} for vf in vfs}),
+        {type_id: 'num_heads=4, frl_config=60, framebuffer={}, '
+         'max_instance={}'.format(framebuffer, most)
+         for type_id, (_, framebuffer, most) in L40S_MDEV_TYPES.items()}),
+        nova=CARACAL)
+    if mode is None:
+        return snapshot
+    return snapshot._replace(mixed_size={address: model.MixedSize(
+        True, mode, L40S_PLACEMENTS)})
+
+
 # What noble (24.04) installs with nova-compute: Nova's minimums for
 # live_migratable VFs exactly (vfio_migration.MINIMUMS).
 NOBLE_LIBVIRT = '10.0.0-2ubuntu8'

@@ -41,7 +41,11 @@ CLOSURES = {
     'nvidia_vgpu.restore': sorted(_BOOT + (
         'nvidia_vgpu.restore', 'nvidia_vgpu.driver.restore',
         'nvidia_vgpu.driver.restore_plan', 'nvidia_vgpu.host.libvirt',
-        'nvidia_vgpu.host.sysfs')),
+        'nvidia_vgpu.host.sysfs',
+        # mixed-size mode: nvidia-smi's -q read, and -shm set
+        'nvidia_vgpu.host.bounded', 'nvidia_vgpu.host.mig',
+        'nvidia_vgpu.host.mixed_size', 'nvidia_vgpu.host.nvidia_smi',
+        'nvidia_vgpu.host.supported_types')),
     'nvidia_vgpu.driver.mig_boot': sorted(_BOOT + (
         'nvidia_vgpu.driver.mig_boot', 'nvidia_vgpu.host.bounded',
         'nvidia_vgpu.host.mig', 'nvidia_vgpu.host.nvidia_smi',

@@ -1,14 +1,15 @@
 """Two time-sliced sizes on one GPU (NVIDIA's mixed-size mode): what the
-driver says of it is read (host/mixed_size.py), and until the charm sets
-that mode, two sizes on one mdev GPU are refused, however the VFs are
-named (nova/plan.py): a GPU in the default equal-size mode holds one
+driver says of it is read (host/mixed_size.py), and where the driver
+cannot mix sizes, two sizes on one mdev GPU are refused, however the VFs
+are named (nova/plan.py): a GPU in the default equal-size mode holds one
 size, and once a vGPU of one size exists every VF offers no other, so
-Nova would offer vGPUs it could never create.
+Nova would offer vGPUs it could never create. Where it can, the plan is
+test_mixed_size_plan.py's.
 
 Forms and figures: NVIDIA's vGPU 17 User Guide, "Putting a GPU Into
 Mixed-Size Mode", "Placing a vGPU on a Physical GPU in Mixed-Size Mode"
 and Appendix A.3 (the 48 GB placements, Ada's 1 GB row); the L40S type
-numbers of ../shared (mixed-size-facts.md, nvidia-vgpu-host-facts.md).
+numbers of docs/facts/mixed-size.md.
 """
 import pytest
 
@@ -124,15 +125,18 @@ def decide(snapshot, text):
      'L40S-1Q (1024M) and L40S-2Q (2048M) on 0000:41:00.0 are different '
      'sizes; '),
 ])
-def test_two_sizes_on_one_gpu_are_refused_naming_mixed_size_mode(
+def test_two_sizes_are_refused_where_the_driver_cannot_mix_them(
         text, refusal):
-    decided = decide(l40s(), text)
-    assert decided.sections is None
-    assert decided.problem == ('blocked', (
-        'Invalid vgpu-device-mappings: ' + refusal +
-        "a GPU holds one vGPU size unless in NVIDIA's mixed-size mode, "
-        'which this charm does not set: give the GPU one size '
-        '(list-vgpu-types says which sizes it could mix)'))
+    """The driver says nothing of mixed-size mode (a branch before it)
+    or says it cannot: one size per GPU."""
+    for said in ({}, {L40S: model.MixedSize(False, 'N/A')}):
+        decided = decide(l40s()._replace(mixed_size=said), text)
+        assert decided.sections is None
+        assert decided.problem == ('blocked', (
+            'Invalid vgpu-device-mappings: ' + refusal +
+            'a GPU holds one vGPU size unless its driver mixes sizes '
+            "(NVIDIA's mixed-size mode), which this GPU's does not say it "
+            'does (list-vgpu-types): give it one size'))
 
 
 def test_two_types_of_one_size_on_vfs_of_their_own_pass():
@@ -175,7 +179,8 @@ def test_list_vgpu_types_gives_the_most_of_each_type_in_mixed_size_mode():
     assert listed['output'].splitlines()[-1] == (
         'Mixed sizes on 0000:41:00.0: supported by the driver (mode now: '
         'disabled); the most of each type in mixed-size mode: L40S-1Q x16, '
-        'L40S-2Q x8; this charm gives Nova one size per GPU')
+        "L40S-2Q x8; give the GPU's address under several sizes (each gets "
+        'an even share) or each size VFs of its own')
 
 
 def test_a_gpu_that_cannot_mix_sizes_says_so_and_one_that_is_silent_not():

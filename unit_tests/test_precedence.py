@@ -12,7 +12,7 @@ from nvidia_vgpu import model
 from nvidia_vgpu.hook_plan import decide, facts as hook_facts
 from snapshots import (
     A100_VFS, CARACAL, DRIVER, EPOXY, GUEST_A, L40S_VFS, V100S, a100,
-    host, l40s, v100, with_mdev_guests, with_vf_guests)
+    host, l40s, l40s_mdev, v100, with_mdev_guests, with_vf_guests)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALLED = model.Installed('0' * 64, 'nvidia-vgpu-ubuntu-550', DRIVER,
@@ -96,6 +96,12 @@ ROWS = [
      {'vgpu-device-mappings': "{'nvidia-692': ['0000:41:00.0']}"},
      UNIT._replace(published_mappings={'nvidia-692': list(A100_VFS[:1])}),
      True),
+    # Decided before the hook sets the mode, or after nvidia-smi failed.
+    ('mixed-size mode not set', 'blocked',
+     "NVIDIA's mixed-size mode of 0000:41:00.0 is not yet what "
+     'vgpu-device-mappings needs', l40s_mdev(),
+     {'vgpu-device-mappings': "{'L40S-1Q': ['0000:41:00.0'], "
+                              "'L40S-2Q': ['0000:41:00.0']}"}, UNIT, True),
     ('typed VFs before Epoxy', 'blocked',
      'GPUs at 0000:41:00.0 run NVIDIA\'s vendor-specific VFIO driver',
      host(l40s(), nova=CARACAL),

@@ -113,3 +113,46 @@ def test_list_vgpu_types_says_what_each_a40_can_still_host():
          'available=0 on 32 VFs'],
         ['nvidia-566', '0000:52:00.0', 'NVIDIA A40-48Q',
          'available=0 on 32 VFs']]
+
+
+L40S_READY = 'Unit is ready: 1 NVIDIA GPU (device 10de:26b9); 32 SR-IOV VFs'
+
+
+def test_two_sizes_on_one_l40s_from_mixed_size_mode_and_back():
+    """The story of sriov/l40s-two-sizes-jammy.yaml: the mode set before
+    Nova is told, and again at a reboot before the guests start, their
+    vGPUs back at their placements; one size again once they are gone.
+    No VM ever meets a placement it cannot start with."""
+    output = scenario('sriov/l40s-two-sizes-jammy.yaml')
+    steps = output['steps']
+    mixed = L40S_READY + ('; nvidia-1147: 8 vGPUs on 1 GPU; nvidia-1148: 8 '
+                          'vGPUs on 1 GPU')
+    assert steps[4]['status']['message'].startswith(mixed)
+    assert ['nvidia-smi', 'vgpu', '-i', '00000000:41:00.0', '-shm', '1'] in \
+        steps[4]['commands']
+    # nothing changed: nothing set, nothing published
+    assert steps[5]['relation_sets'] == 0
+    assert not [argv for argv in steps[5]['commands'] if '-shm' in argv]
+    # the reboot: the restore unit sets the mode; the guests' vGPUs are
+    # there again (no drift)
+    boot = steps[7]['commands']
+    assert boot.index(['python3', '-m', 'nvidia_vgpu.restore']) < boot.index(
+        ['nvidia-smi', 'vgpu', '-i', '00000000:41:00.0', '-shm', '1'])
+    assert steps[7]['status']['message'].startswith(mixed)
+    assert steps[8]['status']['message'].startswith(
+        L40S_READY + '; nvidia-1147: 2 vGPUs on 1 GPU; nvidia-1148: 2 vGPUs '
+        'on 1 GPU')
+    assert steps[10]['status'] == {'workload': 'waiting', 'message': (
+        'Change of vgpu-device-mappings waits for guests using vGPUs: '
+        "0000:41:00.0 leaves NVIDIA's mixed-size mode, which cannot change "
+        'while a vGPU exists on it (instance-0000005a, instance-0000005b): '
+        'move them to another host (openstack server migrate), and the next '
+        'hook changes it')}
+    assert steps[-1]['status']['message'].startswith(
+        L40S_READY + '; nvidia-1148: 24 vGPUs on 1 GPU')
+    host = output['host']
+    assert host['mixed_modes'] == {'0000:41:00.0': 'Disabled'}
+    assert host['mdevs'] == []
+    assert host['placement_refusals'] == []
+    assert host['guest_disruptions'] == []
+    assert len(sections(output)['mdev_nvidia-1148'][0][1].split(',')) == 24

@@ -6,7 +6,7 @@ Instances"), sysfs having no description on this path
 (host/supported_types.py, nova/capacity.py).
 
 Figures: an RTX PRO 6000 Blackwell with 48 VFs, 24 DC-4Q at most (a
-third-party capture, ../shared/reference/mixed-size-facts.md).
+third-party capture, docs/facts/mixed-size.md).
 """
 import pytest
 

@@ -17,6 +17,47 @@ def _report_python(path):
         stream.write('{}.{}\n'.format(*sys.version_info[:2]))
 
 
+class _Creation:
+    """A stream on an mdev type's `create`: the kernel makes the vGPU as
+    the UUID is written, so the process that made it sees it and can
+    write its attributes next (NVIDIA's nvidia/vgpu_params): its device
+    directory (under its parent, with its mdev_type) and its link in
+    /sys/bus/mdev/devices are there at once; the simulator takes the
+    vGPU into the host state when the process ends."""
+
+    def __init__(self, stream, create_file, devices_dir):
+        self._stream = stream
+        self._type_dir = os.path.dirname(os.path.realpath(create_file))
+        self._parent_dir = os.path.dirname(os.path.dirname(self._type_dir))
+        self._devices_dir = devices_dir
+
+    def write(self, data):
+        text = data.decode() if isinstance(data, bytes) else data
+        for uuid in text.split():
+            device = os.path.join(self._parent_dir, uuid)
+            os.makedirs(os.path.join(device, 'nvidia'), exist_ok=True)
+            with open(os.path.join(device, 'nvidia', 'vgpu_params'), 'a'):
+                pass
+            with open(os.path.join(device, 'remove'), 'a'):
+                pass
+            if not os.path.lexists(os.path.join(device, 'mdev_type')):
+                os.symlink(self._type_dir, os.path.join(device, 'mdev_type'))
+            os.makedirs(self._devices_dir, exist_ok=True)
+            link = os.path.join(self._devices_dir, uuid)
+            if not os.path.lexists(link):
+                os.symlink(device, link)
+        return self._stream.write(data)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return self._stream.__exit__(*exc)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def _sysfs_writes_are_events(host_root):
     """The kernel takes each write to a sysfs attribute as one event: a
     UUID written to an mdev type's `create` makes one vGPU, and opening it
@@ -27,6 +68,7 @@ def _sysfs_writes_are_events(host_root):
     import builtins
     real_open = builtins.open
     sys_dir = os.path.join(host_root, 'sys') + os.sep
+    devices_dir = os.path.join(sys_dir, 'bus', 'mdev', 'devices')
 
     def open_sysfs_aware(file, mode='r', *args, **kwargs):
         if (isinstance(file, str) and 'w' in mode and
@@ -35,7 +77,7 @@ def _sysfs_writes_are_events(host_root):
             stream = real_open(file, mode.replace('w', 'a'), *args,
                                **kwargs)
             stream.write(b'\n' if 'b' in mode else '\n')
-            return stream
+            return _Creation(stream, file, devices_dir)
         return real_open(file, mode, *args, **kwargs)
     builtins.open = open_sysfs_aware
 

@@ -45,11 +45,13 @@ def install_once_guests_are_gone():
 
 @reactive.when('nova-vgpu.connected')
 def publish_nova_config():
-    """Cut MIG GPUs as mig-layout asks, then hand nova-compute this host's
-    vGPU settings (only what changed), in update-status too: a change
-    that waited for guests applies there once they are gone."""
+    """Cut MIG GPUs as mig-layout asks, set up the GPUs that mix sizes,
+    then hand nova-compute this host's vGPU settings (only what changed),
+    in update-status too: a change that waited for guests applies there
+    once they are gone."""
     with charm.provide_charm_instance() as instance:
         instance.mig.ensure(stopping=reactive.is_flag_set(STOPPING))
+        instance.mixed_sizes.ensure()
         instance.nova_vgpu.publish()
         instance.assess_status()
 

@@ -1,4 +1,5 @@
 """The GPU's tools: sriov-manage (VFs), nvidia-smi and mdevctl."""
+import os
 import sys
 
 from sim.fakebin.host_commands import nvidia_smi
@@ -58,9 +59,12 @@ def cmd_sriov_manage(state, argv):
 
 def refresh_sysfs(state):
     """Regenerate the sandbox's /sys after a change of hardware state,
-    keeping the vGPU types written to VFs (host state)."""
+    keeping the vGPU types written to VFs and what was done to vGPUs
+    through sysfs (host state)."""
     sync_vf_types(state)
     _, host = simulator()
+    host.take_in_mdev_writes(os.path.join(HOST_ROOT, 'sys'), state['host'],
+                             STEP)
     host.generate_sysfs(HOST_ROOT, state['host']['pci'],
                         host.hardware_state(state['host']))
 

@@ -20,9 +20,10 @@ other error. What NVIDIA's examples do not show is said on stderr in a
 line that starts "simulated nvidia-smi:".
 """
 import copy
+import os
 import sys
 
-from sim.fakebin.state import Exit, parse
+from sim.fakebin.state import HOST_ROOT, Exit, parse
 
 SIMULATED = 'simulated nvidia-smi: '
 # NVML's texts for its errors, as nvidia-smi ends its messages with them.
@@ -67,6 +68,8 @@ def answer(state, argv):
         return _finish(_query_lines(state), 0, False)
     if argv == ['vgpu', '-s', '-v']:
         return _finish(_supported_type_lines(state), 0, False)
+    if argv[:1] == ['vgpu'] and '-shm' in argv:
+        return _heterogeneous_mode(state, argv[1:])
     opts, rest = parse(argv, _GPU_OPTIONS, ('-r', '--gpu-reset'))
     actions = [name for name in _GPU_ACTIONS if name in opts]
     if rest or len(actions) != 1 or (
@@ -146,15 +149,55 @@ def _query_lines(state):
             '    GPU Virtualization Mode',
             _field(2, 'Virtualization Mode', 'Host VGPU'),
             _field(2, 'Host VGPU Mode', 'SR-IOV'),
-            _field(2, 'vGPU Heterogeneous Mode', mixed.get(
-                'mode', 'Disabled') if mixed['supported'] else 'N/A')]
+            _field(2, 'vGPU Heterogeneous Mode', mixed_mode(
+                state['host'], function) if mixed['supported'] else 'N/A')]
     return lines
+
+
+def mixed_mode(host, function):
+    """A GPU's mixed-size mode now: runtime state, Disabled after every
+    reboot (the host's mixed_modes)."""
+    return host.get('mixed_modes', {}).get(function['address'], 'Disabled')
+
+
+def _heterogeneous_mode(state, args):
+    """`vgpu -i GPU -shm 1|0`, NVIDIA's vGPU User Guide, "Putting a GPU
+    Into Mixed-Size Mode": refused with NVML's "In use by another
+    client" while a vGPU exists on the GPU (its driver's source, and a
+    third-party report: docs/facts/mixed-size.md), "Not Supported" where
+    the driver does not mix sizes. Its success line is not in the
+    guide, so the simulator's own."""
+    opts, rest = parse(args, ('-i', '-shm'), ())
+    if rest or opts.get('-shm') not in ('0', '1') or '-i' not in opts:
+        raise Exit(2, SIMULATED + 'vgpu -shm takes -i GPU and 1 or 0\n')
+    host, _ = _sim()
+    wanted = 'Enabled' if opts['-shm'] == '1' else 'Disabled'
+    code = 0
+    for _, function in select(state, opts['-i']):
+        bus = bus_id(function['address'])
+        vfs = set(host.vf_addresses(function['address'], state['host'].get(
+            'vfs', {}).get(function['address'], 0)))
+        if not (_mixed_size(function) or {}).get('supported'):
+            sys.stderr.write('Failed to set vGPU heterogeneous mode for GPU '
+                             '{}: Not Supported\n'.format(bus))
+            code = max(code, 3)
+        elif any(mdev['parent'] in vfs for mdev in host.mdevs_now(
+                os.path.join(HOST_ROOT, 'sys'), state['host']['mdevs'])):
+            sys.stderr.write('Failed to set vGPU heterogeneous mode for GPU '
+                             '{}: {}\n'.format(bus, IN_USE))
+            code = max(code, 19)
+        else:
+            state['host'].setdefault('mixed_modes', {})[
+                function['address']] = wanted
+            sys.stdout.write('{}vGPU heterogeneous mode {} for GPU {}\n'
+                             .format(SIMULATED, wanted.lower(), bus))
+    return code, True
 
 
 def _supported_type_lines(state):
     """`nvidia-smi vgpu -s -v` as NVIDIA's guide prints it ("Placing a
     vGPU on a Physical GPU in Mixed-Size Mode"), with the "Max Instances"
-    of a real capture (../shared/reference/mixed-size-facts.md): each
+    of a real capture (docs/facts/mixed-size.md): each
     time-sliced type of each GPU with its name and, where the scenario
     gives them, its maximum per GPU (sriov.vgpu_type_max_instances) and
     its placements (sriov.mixed_size)."""

@@ -175,6 +175,38 @@ class Placements(NamedTuple):
     ids: Tuple[int, ...]
 
 
+Placed = Dict[str, Tuple[str, int]]   # VF -> (type id, placement id)
+
+
+class MixedGpu(NamedTuple):
+    """A GPU in mixed-size mode as planned: every VF Nova is given, with
+    its type and placement."""
+
+    gpu: str
+    placed: Placed
+
+    def counts(self) -> Dict[str, int]:
+        """type -> how many vGPUs of it the GPU holds."""
+        found: Dict[str, int] = {}
+        for vgpu_type, _ in self.placed.values():
+            found[vgpu_type] = found.get(vgpu_type, 0) + 1
+        return found
+
+
+class MixedWork(NamedTuple):
+    """What a hook does for the GPUs that mix sizes, in this order."""
+
+    # vGPUs no guest uses that are in the way: on a GPU whose mode
+    # changes (it cannot while one exists), or not of their VF's type
+    remove: Tuple[str, ...] = ()
+    set_mode: Tuple[str, ...] = ()     # GPUs to put in mixed-size mode
+    unset_mode: Tuple[str, ...] = ()   # GPUs back to equal-size mode
+    # (VF, type, placement ID): a vGPU to make there for Nova to take
+    create: Tuple[Tuple[str, str, int], ...] = ()
+    # (vGPU, placement ID): an unused vGPU of its VF's type to place
+    place: Tuple[Tuple[str, int], ...] = ()
+
+
 class MixedSize(NamedTuple):
     """What a GPU's driver says of NVIDIA's mixed-size mode (vGPUs of
     several sizes on one GPU): None where it does not say."""
@@ -182,6 +214,11 @@ class MixedSize(NamedTuple):
     supported: Optional[bool]     # "Heterogeneous Time-Slice Sizes"
     mode: Optional[str]           # "vGPU Heterogeneous Mode" now
     placements: Mapping[str, Placements] = {}   # type id -> placements
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the GPU is in mixed-size mode now."""
+        return (self.mode or '').lower() == 'enabled'
 
     def most(self, type_id: str) -> Optional[int]:
         """The most vGPUs of a type on the GPU in mixed-size mode: its
@@ -432,8 +469,12 @@ class HostSnapshot(NamedTuple):
     # that cannot be read): the hook logs each as a warning
     ignored: Tuple[str, ...] = ()
     # mdev GPU with VFs -> its driver's word on mixed-size mode; read by
-    # list-vgpu-types only (host/mixed_size.py)
+    # GPU -> what its driver says of mixed-size mode, read on first use
+    # (host/mixed_size.py): list-vgpu-types, and hooks for the GPUs the
+    # mappings name under two types
     mixed_size: Mapping[str, MixedSize] = {}
+    # GPU in mixed-size mode -> the placements the charm last gave its VFs
+    recorded_placements: Mapping[str, Placed] = {}
     # (GPU, type id) -> the most vGPUs of the type the GPU holds, where
     # sysfs does not say (vendor-specific VFIO: `nvidia-smi vgpu -s -v`),
     # read when first asked (host/supported_types.py)
@@ -496,6 +537,9 @@ class NovaPlan(NamedTuple):
     vf_types: Mappings = {}  # vendor-VFIO: type -> its VFs
     # SR-IOV: type -> {GPU: vGPUs Nova will offer there}
     sriov_capacity: Dict[str, Dict[str, int]] = {}
+    # GPUs given several time-sliced sizes (NVIDIA's mixed-size mode)
+    mixed: Dict[str, MixedGpu] = {}
+    mixed_work: MixedWork = MixedWork()
     # GPUs whose mapping change waits for the guests using their vGPUs
     held: List[HeldGpu] = []
     held_whole_host: bool = False  # one type per host: everything waits

@@ -17,7 +17,8 @@ import charms.reactive as reactive
 import charms_openstack.charm
 
 from nvidia_vgpu.apply import (
-    boot_units, context as hook_context, guests, mig, monitoring, software)
+    boot_units, context as hook_context, guests, mig, mixed_sizes,
+    monitoring, software)
 from nvidia_vgpu.hook_plan import facts as hook_facts
 from nvidia_vgpu.monitoring import cos_agent as exporter
 from nvidia_vgpu.nova import families, releases
@@ -92,6 +93,7 @@ class NovaComputeNvidiaVgpuCharm(charms_openstack.charm.OpenStackCharm):
         self.software = software.Software(self.context,
                                           self.boot_units.ensure_sriov)
         self.mig = mig.Mig(self.context)
+        self.mixed_sizes = mixed_sizes.MixedSizes(self.context)
         self.guests = guests.Guests(self.context)
         self.monitoring = monitoring.Monitoring(self.context)
         self.nova_vgpu = nova_vgpu.NovaVgpu(lambda: self.context.plan,

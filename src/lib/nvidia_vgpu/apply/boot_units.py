@@ -82,6 +82,8 @@ class BootUnits:
                         'vf_vgpu_types': boot.vf_types}
             if boot.vf_type_names:
                 settings['vf_vgpu_type_names'] = boot.vf_type_names
+            if boot.placements:
+                settings['mixed_sizes'] = boot.placements
             if boot_records.save_json(boot_records.SETTINGS, settings):
                 context.records_changed()
             if context.host.driver is not None and \

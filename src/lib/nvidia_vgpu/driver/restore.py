@@ -12,18 +12,22 @@ the controller: the guests' libvirt definitions say which vGPU UUIDs they
 use, the inventory the charm keeps says where each one lived, and the
 configured mappings (rewritten at every config change) place the rest.
 
+On a GPU that mixes time-sliced sizes, NVIDIA's mixed-size mode is lost
+at every reboot too: the unit sets it again before any VM starts, and
+gives each of the GPU's VFs its vGPU at the placement the charm chose
+(nova/mixed_sizes.py).
+
     python3 -m nvidia_vgpu.restore        # what the boot unit runs
 
 This module reads and writes; what to write is restore_plan's to decide.
 """
-import os
 import sys
 from typing import Dict, List, Mapping, Tuple
 
 from nvidia_vgpu import model
 from nvidia_vgpu.driver import restore_plan
-from nvidia_vgpu.host import boot_records, libvirt, sysfs, templates
-from nvidia_vgpu.host.hostfs import host_path
+from nvidia_vgpu.host import (boot_records, libvirt, mixed_size, sysfs,
+                              templates)
 
 UNIT = 'nvidia-vgpu-restore-mdevs.service'
 
@@ -49,11 +53,63 @@ def apply_vf_types(vf_types: Mapping[str, int]) -> List[str]:
 
 def create(creation: restore_plan.Creation) -> None:
     """Make a vGPU: its UUID written to its type's create file."""
-    path = host_path(os.path.join(
-        sysfs.MDEV_BUS, creation.parent, 'mdev_supported_types',
-        creation.type_id, 'create'))
-    with open(path, 'w') as stream:
-        stream.write(creation.uuid)
+    sysfs.create_mdev(creation.parent, creation.type_id, creation.uuid)
+
+
+def set_mixed_modes(record: Mapping[str, Mapping[str, Tuple[str, int]]]
+                    ) -> bool:
+    """Put each GPU that mixes sizes back in mixed-size mode, before any
+    VM starts (the mode is lost at every reboot). mdevctl started the
+    GPU's defined vGPUs as its VFs appeared, and the mode cannot change
+    while one exists: they are removed, the mode set, and they are made
+    again, the same. False where a mode could not be set (said)."""
+    wanted = sorted(gpu for gpu, placed in record.items() if placed)
+    if not wanted:
+        return True
+    done = True
+    for gpu, mode in sorted(mixed_size.modes(wanted).items()):
+        if (mode or '').lower() == 'enabled':
+            continue
+        vfs = set(sysfs.sriov_virtual_functions(gpu))
+        in_the_way = [mdev for mdev in sysfs.mediated_devices()
+                      if mdev.parent in vfs]
+        for mdev in in_the_way:
+            sysfs.remove_mdev(mdev.uuid)
+        failure = mixed_size.set_mode(gpu)
+        if failure:
+            done = False
+            print('{} stays in equal-size mode, so its VFs offer one size: '
+                  '{}'.format(gpu, failure), file=sys.stderr)
+        else:
+            print('put {} in mixed-size mode'.format(gpu))
+        for mdev in in_the_way:
+            sysfs.create_mdev(mdev.parent, mdev.type_id, mdev.uuid)
+    return done
+
+
+def place_mixed(record: Mapping[str, Mapping[str, Tuple[str, int]]]
+                ) -> bool:
+    """Give each VF of a GPU that mixes sizes its vGPU at its placement:
+    the one there (a guest's, or one Nova defined), else one made for
+    Nova to take. False where one could not be made or placed (said)."""
+    on_vf = {mdev.parent: mdev for mdev in sysfs.mediated_devices()}
+    done = True
+    for _, placed in sorted(record.items()):
+        for vf, (type_id, start) in sorted(placed.items()):
+            mdev = on_vf.get(vf)
+            if mdev is not None and mdev.type_id != type_id:
+                continue    # a guest's of another type: kept as it is
+            made = mdev.uuid if mdev else mixed_size.spare_uuid(
+                vf, type_id, start)
+            try:
+                if mdev is None:
+                    sysfs.create_mdev(vf, type_id, made)
+                sysfs.set_placement(made, start)
+            except OSError as error:
+                done = False
+                print('cannot place a {} vGPU at {} on {}: {}'.format(
+                    type_id, start, vf, error), file=sys.stderr)
+    return done
 
 
 def _recorded_places() -> Dict[str, Tuple[str, str]]:
@@ -115,16 +171,23 @@ def restore_mdevs() -> int:
 
 
 def main() -> int:
-    """The boot unit: VFs' types, then (where the charm asks: before
-    Dalmatian, or while a vGPU a guest uses has no definition) vGPUs."""
+    """The boot unit: VFs' types; the GPUs that mix sizes back in
+    mixed-size mode; (where the charm asks: before Dalmatian, or while a
+    vGPU a guest uses has no definition) vGPUs; then each VF of a GPU
+    that mixes sizes its vGPU at its placement."""
     for problem in boot_records.problems():
         print(problem, file=sys.stderr)
     for vf in apply_vf_types(boot_records.recorded_vf_types()):
         print('set the vGPU type of VF {}'.format(vf))
+    mixed = boot_records.recorded_placements()
+    done = set_mixed_modes(mixed)
+    code = 0
     if boot_records.load_json(boot_records.SETTINGS).get(
-            'restore_mdevs') is not True:
-        return 0
-    return restore_mdevs()
+            'restore_mdevs') is True:
+        code = restore_mdevs()
+    if not place_mixed(mixed) or not done:
+        code = 1
+    return code
 
 
 if __name__ == '__main__':

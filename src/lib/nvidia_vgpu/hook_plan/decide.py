@@ -17,7 +17,7 @@ from nvidia_vgpu.hook_plan import facts as hook_facts, precedence, survey
 from nvidia_vgpu.mig import layout as mig_layout, plan as mig_plan
 from nvidia_vgpu.monitoring import report
 from nvidia_vgpu.nova import (
-    families, guest_safety, mappings, nova_config, offer_gaps,
+    families, guest_safety, mappings, mixed_sizes, nova_config, offer_gaps,
     plan as nova_plan, resource_classes)
 
 
@@ -33,6 +33,8 @@ class BootPlan(NamedTuple):
     mig_record: Dict[str, List[str]] = {}   # what the MIG units make
     # running vGPUs guests use to make persistent (mdevctl define)
     to_define: Tuple[model.Mdev, ...] = ()
+    # GPU that mixes sizes -> {VF: [its type, its placement ID]}
+    placements: Dict[str, Dict[str, List[object]]] = {}
 
 
 class HookPlan(NamedTuple):
@@ -102,7 +104,8 @@ def decide(facts: hook_facts.HookFacts, config: Mapping[str, Any],
     return HookPlan(
         family, nova, settings,
         not (nova.waiting and (facts.update_status or
-                               host.driver is not None)),
+                               host.driver is not None)) and
+        not mixed_sizes.unsettled(host, nova.mixed),
         layout_problem, mig, _boot(host, family, nova, mig, unit), running,
         health, status, detail, report.document(
             detail, facts.detail.unit, facts.detail.health_command,
@@ -216,7 +219,8 @@ def _boot(host: model.HostSnapshot, family: families.Family,
         sriov.work(host, unit.installed is not None),
         mig_plan.boot_record(mig, unit.mig_record),
         restore_plan.to_define(host, transient)
-        if family.nova_persists_mdevs else ())
+        if family.nova_persists_mdevs else (),
+        mixed_sizes.boot_record(host, nova.mixed))
 
 
 def health_facts(host: model.HostSnapshot, nova: model.NovaPlan,

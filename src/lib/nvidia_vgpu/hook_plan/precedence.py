@@ -14,7 +14,7 @@ with a table (unit_tests/test_precedence.py):
    Epoxy), a wrong metrics-port while metrics are served, a nagios
    option Nagios could not read while the nrpe unit is related; then on GPU
    hosts the software (its problem, none attached), a reboot to load the
-   driver, host drift;
+   driver, a GPU that mixes sizes not in mixed-size mode, host drift;
 3. (charms.openstack: services not running)
 4. waiting: nova not installed yet, the relation missing, names the
    driver has not given, what waits for guests or has not reached
@@ -28,6 +28,7 @@ from nvidia_vgpu.health import verdict
 from nvidia_vgpu.hook_plan import facts as hook_facts
 from nvidia_vgpu.mig import plan as mig_plan
 from nvidia_vgpu.monitoring import metrics_port, nagios_names
+from nvidia_vgpu.nova import mixed_sizes
 
 Status = Tuple[Optional[str], Optional[str]]
 NONE: Status = (None, None)
@@ -112,6 +113,16 @@ def _gpu_host_blocked(facts: StatusFacts) -> Status:
     if facts.host.driver != installed.version:
         return 'blocked', software.reboot_message(installed,
                                                   facts.host.driver)
+    # (where the mappings are refused, the refusal says why Nova keeps
+    # its settings)
+    unsettled = mixed_sizes.unsettled(facts.host, facts.nova.mixed) \
+        if facts.nova.problem is None else []
+    if unsettled:
+        return 'blocked', (
+            'NVIDIA\'s mixed-size mode of {} is not yet what '
+            'vgpu-device-mappings needs, so Nova keeps its settings: '
+            'nvidia-smi could not change it (juju debug-log says why); the '
+            'next hook tries again'.format(', '.join(unsettled)))
     drift = verdict.drift(facts.health)
     if drift:
         return 'blocked', verdict.status_message(drift)

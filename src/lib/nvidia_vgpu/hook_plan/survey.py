@@ -7,7 +7,8 @@ given: on a GPU without SR-IOV the driver's own count for that type
 (one file, read on first use by the snapshot); on an SR-IOV GPU with
 mdev each VF hosts at most one vGPU, so the driver shows 1 on every VF
 without a vGPU while the GPU has room for another of the type, else 0,
-which follows from the snapshot without reading 32 VFs x 40 types;
+which follows from the snapshot without reading 32 VFs x 40 types (a
+VF whose vGPU of the type no guest uses counts as free: Nova takes it);
 typed VFs of the vendor-specific VFIO driver are counted by the
 verdict from the VFs' types and their guests.
 """
@@ -92,11 +93,16 @@ def _counted(state: model.GpuState, gpu: model.HostGpu,
 def _vf_count(state: model.GpuState, gpu: model.HostGpu,
               host: model.HostSnapshot, vf: str,
               vgpu_type: str) -> Optional[int]:
-    """What the driver shows on one VF for the type: 1 where it hosts
-    no vGPU and the GPU has room for another, else 0."""
+    """What Nova can still give a guest on one VF for the type: 1 where
+    the VF hosts no vGPU and the GPU has room for another (what the
+    driver shows), or where its vGPU is of the type and no guest's (Nova
+    takes an unassigned vGPU before it creates one: the charm makes them
+    on a GPU that mixes sizes), else 0."""
     devices = set(gpu.virtual_functions)
-    if any(mdev.parent == vf for mdev in host.mdevs):
-        return 0
+    here = [mdev for mdev in host.mdevs if mdev.parent == vf]
+    if here:
+        return int(all(mdev.type_id == vgpu_type and
+                       mdev.uuid not in host.mdev_users for mdev in here))
     room = _capacity(state, gpu, host, vgpu_type)
     if room is None:
         return None

@@ -14,7 +14,8 @@ from nvidia_vgpu.host.hostfs import read_json_object, write_if_changed
 STATE_DIR = '/var/lib/nova-compute-nvidia-vgpu'
 INVENTORY = STATE_DIR + '/mdevs.json'
 MAPPINGS = STATE_DIR + '/mappings.json'
-# {"restore_mdevs": bool, "vf_vgpu_types": {VF address: type id}}
+# {"restore_mdevs": bool, "vf_vgpu_types": {VF address: type id},
+#  "mixed_sizes": {GPU: {VF: [type id, placement ID]}}}
 SETTINGS = STATE_DIR + '/boot.json'
 # {GPU address: [GPU instance profiles, largest first]}: mig-layout here
 MIG = STATE_DIR + '/mig.json'
@@ -74,6 +75,29 @@ def recorded_vf_type_names() -> Dict[int, str]:
             if number.isdigit() and isinstance(name, str) and
             len(name) <= 80 and names.profile_of(name) is not None} \
         if isinstance(found, dict) else {}
+
+
+def recorded_placements() -> Dict[str, Dict[str, Tuple[str, int]]]:
+    """GPU in mixed-size mode -> {VF: (its type, its placement ID)}, as
+    the charm gave them; the boot unit writes the type into a path and
+    the ID into the vGPU's vgpu_params, so an entry of another shape is
+    left out."""
+    found = load_json(SETTINGS).get('mixed_sizes', {})
+    if not isinstance(found, dict):
+        return {}
+    return {gpu: {vf: (place[0], place[1]) for vf, place in vfs.items()
+                  if names.PCI_ADDRESS.fullmatch(vf) and
+                  isinstance(place, list) and len(place) == 2 and
+                  isinstance(place[0], str) and
+                  names.TYPE_ID.fullmatch(place[0]) and
+                  _whole(place[1])}
+            for gpu, vfs in found.items()
+            if names.PCI_ADDRESS.fullmatch(gpu) and isinstance(vfs, dict)}
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and \
+        0 <= value < 1024
 
 
 def recorded_mig() -> Dict[str, List[str]]:

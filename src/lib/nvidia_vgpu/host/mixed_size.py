@@ -8,7 +8,7 @@ are the driver's, not a table the charm keeps.
 
 The forms are those of NVIDIA's vGPU User Guide (17.x), "Putting a GPU
 Into Mixed-Size Mode" and "Placing a vGPU on a Physical GPU in Mixed-Size
-Mode" (../shared/reference/mixed-size-facts.md), each GPU's part under
+Mode" (docs/facts/mixed-size.md), each GPU's part under
 its "GPU 00000000:41:00.0" line:
 - `nvidia-smi -q`: "Heterogeneous Time-Slice Sizes : Supported" under
   "vGPU Device Capability", and "vGPU Heterogeneous Mode : Enabled"
@@ -19,9 +19,11 @@ its "GPU 00000000:41:00.0" line:
   mixed-size mode.
 Both are read by their field names (host/supported_types.py).
 """
-from typing import Dict, Iterable, Optional, Tuple
+import uuid
+from typing import Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
-from nvidia_vgpu.host import nvidia_smi, supported_types
+from nvidia_vgpu.host import mig, nvidia_smi, supported_types
+from nvidia_vgpu.host.hostfs import host_path
 from nvidia_vgpu.model import MixedSize
 
 SIZES_FIELD = 'Heterogeneous Time-Slice Sizes'
@@ -46,6 +48,15 @@ def parse_support(text: str
     return found
 
 
+def modes(addresses: Iterable[str]) -> Dict[str, Optional[str]]:
+    """GPU -> its mixed-size mode now (Enabled, Disabled; None where
+    nvidia-smi does not say), from one `nvidia-smi -q`."""
+    code, text = nvidia_smi.run(QUERY)
+    support = parse_support(text) if code == 0 else {}
+    return {address: support.get(address, (None, None))[1]
+            for address in addresses}
+
+
 def read(addresses: Iterable[str]) -> Dict[str, MixedSize]:
     """GPU -> what its driver says of mixed-size mode, for each of these
     GPUs that nvidia-smi reports on: two runs for all of them."""
@@ -59,3 +70,62 @@ def read(addresses: Iterable[str]) -> Dict[str, MixedSize]:
     return {address: MixedSize(support[address][0], support[address][1],
                                placements.get(address, {}))
             for address in wanted if address in support}
+
+
+# uuid5's namespace for the vGPUs the charm makes for Nova to take.
+SPARE_NAMESPACE = uuid.UUID('5d1c3e0a-6f4b-4c55-9a39-3c1f0e6b7a21')
+MACHINE_ID = '/etc/machine-id'
+
+
+def spare_uuid(vf: str, type_id: str, placement: int) -> str:
+    """The UUID of the vGPU the charm makes on a VF for Nova: the same
+    for the same host, VF, type and placement (a hook or boot that
+    makes it again makes the same one; the machine's id keeps it apart
+    from other hosts', which a migrating guest meets)."""
+    try:
+        with open(host_path(MACHINE_ID)) as stream:
+            machine = stream.read().strip()
+    except OSError:
+        machine = ''
+    return str(uuid.uuid5(SPARE_NAMESPACE, '/'.join(
+        (machine, vf, type_id, str(placement)))))
+
+
+def set_mode(address: str, enabled: bool = True) -> Optional[str]:
+    """Put a GPU in mixed-size mode (or back in equal-size mode), as
+    NVIDIA's guide does after its VFs are enabled and before any vGPU
+    exists (runtime state, gone at every reboot); None when done, else
+    what nvidia-smi said (it refuses while a vGPU exists on the GPU: "In
+    use by another client")."""
+    argv = ('nvidia-smi', 'vgpu', '-i', mig.bus_id(address), '-shm',
+            '1' if enabled else '0')
+    code, said = nvidia_smi.run(argv)
+    if code == 0:
+        return None
+    return '{} {}: {}'.format(
+        ' '.join(argv), 'gave no answer in time' if code is None else
+        'exited {}'.format(code), said.strip())
+
+
+class OnDemand(Mapping):
+    """GPU -> MixedSize for these GPUs, nvidia-smi run once when first
+    asked: a hook asks only where the mappings name a GPU under two
+    types (nova/mixed_sizes.py)."""
+
+    def __init__(self, addresses: Iterable[str]) -> None:
+        self._addresses = sorted(addresses)
+        self._found: Optional[Dict[str, MixedSize]] = None
+
+    def _table(self) -> Dict[str, MixedSize]:
+        if self._found is None:
+            self._found = read(self._addresses)
+        return self._found
+
+    def __getitem__(self, address: str) -> MixedSize:
+        return self._table()[address]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())

@@ -63,14 +63,13 @@ def read(nova_version: Optional[str],
         recorded_mdevs=boot_records.recorded_inventory(),
         recorded_vf_types=boot_records.recorded_vf_types(),
         libvirt_version=libvirt_version, qemu_version=qemu_version,
-        available=_OnDemand(sysfs.available_instances)
-        if driver is not None else {},
-        type_names=_OnDemand(sysfs.mdev_type_name)
-        if driver is not None else {},
+        **_on_demand(driver),
         mig=mig_state.read() if mig and driver is not None and
         any(gpu.sriov for gpu in gpus) else None,
         vf_current_types=vf_current_types,
         max_instances=_max_instances(gpus, driver),
+        mixed_size=_mixed_size(gpus, driver),
+        recorded_placements=boot_records.recorded_placements(),
         persistent_mdevs=mdevctl.persistent_mdevs() if mdev_users
         else frozenset(),
         ignored=_ignored(guests))
@@ -89,6 +88,26 @@ def _max_instances(gpus: Tuple[model.HostGpu, ...], driver: Optional[str]
     if driver is None or not any(gpu.vendor_vfio for gpu in gpus):
         return {}
     return supported_types.MaxInstances()
+
+
+def _on_demand(driver: Optional[str]) -> Dict[str, Mapping]:
+    """What sysfs gives per device and type, read on first use (free
+    instances, the driver's names), where the driver runs."""
+    if driver is None:
+        return {'available': {}, 'type_names': {}}
+    return {'available': _OnDemand(sysfs.available_instances),
+            'type_names': _OnDemand(sysfs.mdev_type_name)}
+
+
+def _mixed_size(gpus: Tuple[model.HostGpu, ...], driver: Optional[str]
+                ) -> Mapping[str, model.MixedSize]:
+    """What the driver says of mixed-size mode on the GPUs whose vGPUs
+    are mdevs on their VFs: nvidia-smi, run when first asked."""
+    if driver is None:
+        return {}
+    return mixed_size.OnDemand(gpu.address for gpu in gpus
+                               if gpu.virtual_functions and
+                               not gpu.vendor_vfio)
 
 
 def _vf_current_types(gpus: Tuple[model.HostGpu, ...]) -> Dict[str, int]:

@@ -9,7 +9,7 @@ The form, each GPU's part under its "GPU 00000000:41:00.0" line and
 each type's fields under its "vGPU Type ID : 0x392", is that of NVIDIA's
 vGPU User Guide ("Placing a vGPU on a Physical GPU in Mixed-Size Mode")
 and of a third-party capture on an RTX PRO 6000 Blackwell, driver
-580.105.06 (../shared/reference/mixed-size-facts.md). Lines are read by
+580.105.06 (docs/facts/mixed-size.md). Lines are read by
 their field names ("Max Instances", not "Max Instances Per VM");
 anything else is ignored, and a field a driver does not print is simply
 absent.

@@ -161,6 +161,36 @@ def mediated_devices() -> List[model.Mdev]:
     return mdevs
 
 
+def create_mdev(parent: str, type_id: str, uuid: str) -> None:
+    """Make a vGPU: its UUID written to its type's create file on its
+    parent (OSError where the parent cannot take it)."""
+    with open(host_path(os.path.join(MDEV_BUS, parent,
+                                     'mdev_supported_types', type_id,
+                                     'create')), 'w') as stream:
+        stream.write(uuid)
+
+
+def remove_mdev(uuid: str) -> None:
+    """Take a vGPU away (OSError where it cannot go, e.g. in use)."""
+    with open(host_path(os.path.join(MDEV_DEVICES, uuid, 'remove')),
+              'w') as stream:
+        stream.write('1')
+
+
+# NVIDIA's vGPU User Guide, "Placing a vGPU on a Physical GPU in
+# Mixed-Size Mode": written before the vGPU's VM starts.
+PLACEMENT_PARAMS = 'nvidia/vgpu_params'
+PLACEMENT = 'vgpu-placement-id={}'
+
+
+def set_placement(uuid: str, placement: int) -> None:
+    """Where the vGPU Manager puts a vGPU on a GPU in mixed-size mode,
+    from its VM's next start (OSError where the vGPU has no such file)."""
+    with open(host_path(os.path.join(MDEV_DEVICES, uuid, PLACEMENT_PARAMS)),
+              'w') as stream:
+        stream.write(PLACEMENT.format(placement))
+
+
 def creatable_vgpu_types(address: str) -> Optional[Dict[int, str]]:
     """On NVIDIA's vendor-specific VFIO driver (no mdev): the vGPU types
     this VF can take, {type id: name}; None where the VF has no such

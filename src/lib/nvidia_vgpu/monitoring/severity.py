@@ -55,6 +55,8 @@ RULES: Sequence[Rule] = (
     Rule('The kernel only loads signed modules', 'software', CRITICAL),
     Rule('NVIDIA kernel module of', 'software', CRITICAL),
     Rule('Host drift', 'host-drift', CRITICAL),
+    # nvidia-smi did not change it: Nova keeps what it had
+    Rule("NVIDIA's mixed-size mode", 'mixed-size-mode', WARNING),
     Rule('This GPU host gives Nova no vGPU', 'nothing-offered', WARNING),
     Rule('Waiting for nova-compute to install', 'waiting-for-nova',
          WARNING),

@@ -12,8 +12,8 @@ from typing import Dict, List, Mapping, Optional, Set, Tuple
 
 from nvidia_vgpu import model, names, vgpu_types
 from nvidia_vgpu.nova import (
-    capacity, guest_safety, mappings, nova_config, profiles, releases,
-    resource_classes, vfio_migration)
+    capacity, guest_safety, mappings, mixed_sizes, nova_config, profiles,
+    releases, resource_classes, vfio_migration)
 
 
 class _Refused(Exception):
@@ -92,11 +92,11 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
     take their part (refused where wrong here), the release's limits,
     SR-IOV capacity and the guests' holds, the resource classes; a
     refusal raises _Refused."""
-    gpus = list(snapshot.gpus)
     in_use = vgpus_in_use(snapshot)
-    resolution, host = _host_mappings(snapshot, wanted, in_use, published)
+    resolution, host, mixed = _host_mappings(snapshot, wanted, in_use,
+                                             published)
     _check_type_count(host, rules, snapshot.nova_version)
-    vfio_devices = {vf for gpu in gpus if gpu.vendor_vfio
+    vfio_devices = {vf for gpu in snapshot.gpus if gpu.vendor_vfio
                     for vf in gpu.virtual_functions}
     mdev_mappings, vfio_mappings = _by_path(host.mappings, vfio_devices)
     _check_vendor_vfio(vfio_mappings, snapshot, rules, host.absent)
@@ -124,8 +124,9 @@ def _plan(snapshot: model.HostSnapshot, wanted: model.Mappings, chosen: str,
         None, host.absent, waiting=host.waiting,
         host_mappings=effective, vf_types=vfio_mappings,
         selected=host.selected, unmatched=host.unmatched,
-        vf_count=sum(len(gpu.virtual_functions) for gpu in gpus),
-        sriov_capacity=capacity.per_gpu(effective, gpus),
+        vf_count=sum(len(gpu.virtual_functions) for gpu in snapshot.gpus),
+        sriov_capacity=capacity.per_gpu(effective, snapshot.gpus),
+        mixed=mixed, mixed_work=mixed_sizes.work(snapshot, mixed),
         held=_wanting_unnamed(held, gaps), held_whole_host=whole_host,
         resolution=resolution, resource_class=chosen, classes={
             vgpu_type: classes[vgpu_type] for vgpu_type in effective},
@@ -177,9 +178,11 @@ def _held_for_guests(snapshot: model.HostSnapshot,
 def _host_mappings(snapshot: model.HostSnapshot, wanted: model.Mappings,
                    in_use: List[model.VgpuInUse],
                    published: Optional[model.Mappings]
-                   ) -> Tuple[model.Resolution, mappings.HostMappings]:
-    """The profile names resolved, and the mappings this host can use;
-    refused where they are wrong here.
+                   ) -> Tuple[model.Resolution, mappings.HostMappings,
+                              Dict[str, model.MixedGpu]]:
+    """The profile names resolved, the mappings this host can use, and
+    the GPUs that mix sizes; refused where they are wrong here, or where
+    a GPU's mixed-size mode must change under guests.
 
     What a GPU whose change waits for guests offers is not judged now:
     its vGPUs' type hides the others until they are gone.
@@ -187,9 +190,14 @@ def _host_mappings(snapshot: model.HostSnapshot, wanted: model.Mappings,
     gpus = list(snapshot.gpus)
     offered = snapshot.offered
     shared = mig_mode_gpus(snapshot)
+    named = mixed_sizes.named_twice(snapshot, wanted, shared)
+    mixing = mixed_sizes.mixable(snapshot, named)
     resolution = profiles.resolve(wanted, gpus, offered, shared, {
         gpu.address: snapshot.mig[gpu.address] for gpu in gpus
-        if gpu.vendor_vfio and gpu.address in shared})
+        if gpu.vendor_vfio and gpu.address in shared}, mixing)
+    split, mixed = mixed_sizes.split_addresses(
+        snapshot, resolution.mappings, mixing)
+    resolution = resolution._replace(mappings=split)
     _, held = guest_safety.hold_for_guests(
         mappings.for_host(resolution.mappings, gpus, None, shared).mappings,
         published, in_use, gpu_of(snapshot))
@@ -201,14 +209,44 @@ def _host_mappings(snapshot: model.HostSnapshot, wanted: model.Mappings,
                    else types for device, types in offered.items()}
     host = profiles.merged(resolution, mappings.for_host(
         resolution.mappings, gpus, checked, shared))
-    host = host._replace(problems=_one_size_per_gpu(snapshot, host) +
-                         host.problems + _one_type_per_size(snapshot, host))
+    host = host._replace(problems=_one_size_per_gpu(
+        snapshot, host, named, mixing, mixed) + host.problems +
+        _one_type_per_size(snapshot, host))
     if host.problems:
         more = len(host.problems) - 1
         raise _Refused('blocked', 'Invalid {}: {}{}'.format(
             mappings.OPTION, host.problems[0],
             ' (and {} more)'.format(more) if more else ''), host.absent)
-    return resolution, host
+    _mixed_mode_waits(snapshot, mixed, in_use)
+    return resolution, host, mixed
+
+
+def _mixed_mode_waits(snapshot: model.HostSnapshot,
+                      mixed: Mapping[str, model.MixedGpu],
+                      in_use: List[model.VgpuInUse]) -> None:
+    """Refuse, for now, a GPU whose mixed-size mode must change (sizes
+    mixed on a GPU in equal-size mode, or one size again on a GPU the
+    charm put in mixed-size mode) while guests' vGPUs are on it: the
+    mode cannot change while a vGPU exists there (nvidia-smi says "In
+    use by another client"), and guests come first. Those no guest uses
+    are removed when the mode changes (apply/mixed_sizes.py). Nova keeps
+    what it has until then."""
+    changing = [(gpu, 'enters')
+                for gpu in mixed_sizes.pending(snapshot, mixed)]
+    changing += [(gpu, 'leaves')
+                 for gpu in mixed_sizes.leaving(snapshot, mixed)]
+    for address, what in sorted(changing):
+        vfs = {vf for gpu in snapshot.gpus if gpu.address == address
+               for vf in gpu.virtual_functions}
+        guests = sorted({guest for vgpu in in_use if vgpu.device in vfs
+                         for guest in vgpu.guests})
+        if guests:
+            raise _Refused('waiting', (
+                'Change of {} waits for guests using vGPUs: {} {} NVIDIA\'s '
+                'mixed-size mode, which cannot change while a vGPU exists on '
+                'it ({}): move them to another host (openstack server '
+                'migrate), and the next hook changes it').format(
+                    mappings.OPTION, address, what, ', '.join(guests)), [])
 
 
 def _check_type_count(host: mappings.HostMappings, rules: model.NovaRules,
@@ -404,14 +442,17 @@ def _one_type_per_size(snapshot: model.HostSnapshot,
 
 
 def _one_size_per_gpu(snapshot: model.HostSnapshot,
-                      host: mappings.HostMappings) -> List[str]:
+                      host: mappings.HostMappings, named: List[str],
+                      mixing: List[str],
+                      mixed: Dict[str, model.MixedGpu]) -> List[str]:
     """Why time-sliced types of different sizes cannot share an SR-IOV
-    GPU on VFs of their own: a GPU in NVIDIA's default equal-size mode
-    holds vGPUs of one frame buffer size, and once one exists every
-    other size reads 0 available on every VF, so Nova would offer vGPUs
-    it can never create. Mixed-size mode lifts that, but it is runtime
-    state that this charm does not set (list-vgpu-types says whether the
-    GPU could). GPUs in MIG mode share by GPU instance instead."""
+    GPU: a GPU in NVIDIA's default equal-size mode holds vGPUs of one
+    frame buffer size, and once one exists every other size reads 0
+    available on every VF, so Nova would offer vGPUs it can never
+    create. A GPU whose driver mixes sizes (mixing) takes them where
+    their placements fit (planned into `mixed` here, or by its address
+    already); one named by a selector (not in `named`) does not. GPUs in
+    MIG mode share by GPU instance instead."""
     shared = mig_mode_gpus(snapshot)
     sizes: Dict[str, Dict[str, str]] = {}
     for vgpu_type, addresses in sorted(host.sriov_gpus.items()):
@@ -421,14 +462,25 @@ def _one_size_per_gpu(snapshot: model.HostSnapshot,
                     vgpu_type) or '').get('framebuffer')
             if address not in shared and framebuffer:
                 sizes.setdefault(address, {})[vgpu_type] = framebuffer
-    return ['{} on {} are different sizes; {}'.format(
-                ' and '.join('{} ({})'.format(
-                    _shown_type(snapshot, address, vgpu_type),
-                    found[vgpu_type])
-                    for vgpu_type in sorted(found, key=names.type_order)),
-                address, profiles.ONE_SIZE)
-            for address, found in sorted(sizes.items())
-            if len(set(found.values())) > 1]
+    problems = []
+    for address, found in sorted(sizes.items()):
+        if len(set(found.values())) < 2 or address in mixed:
+            continue
+        if address in mixing:
+            planned, problem = mixed_sizes.plan_vfs(
+                snapshot, host.mappings, address)
+            if planned is not None:
+                mixed[address] = planned
+                continue
+            problems.append(problem)
+            continue
+        problems.append('{} on {} are different sizes; {}'.format(
+            ' and '.join('{} ({})'.format(
+                _shown_type(snapshot, address, vgpu_type), found[vgpu_type])
+                for vgpu_type in sorted(found, key=names.type_order)),
+            address, profiles.ONE_SIZE if address in named
+            else profiles.ONE_SIZE_BY_SELECTOR))
+    return problems
 
 
 def _shown_type(snapshot: model.HostSnapshot, address: str,

@@ -32,10 +32,15 @@ from nvidia_vgpu import model
 Offered = Mapping[str, Mapping[str, str]]
 # Why a GPU takes one time-sliced size (NVIDIA's default equal-size
 # mode: once a vGPU of one size exists, every VF offers no other), and
-# the way out; said where two sizes land on one GPU.
-ONE_SIZE = ('a GPU holds one vGPU size unless in NVIDIA\'s mixed-size mode, '
-            'which this charm does not set: give the GPU one size '
-            '(list-vgpu-types says which sizes it could mix)')
+# the way out; said where two sizes land on one GPU: by its address, its
+# driver does not mix sizes; by a selector, sizes are never mixed.
+ONE_SIZE = ('a GPU holds one vGPU size unless its driver mixes sizes '
+            '(NVIDIA\'s mixed-size mode), which this GPU\'s does not say it '
+            'does (list-vgpu-types): give it one size')
+ONE_SIZE_BY_SELECTOR = ('sizes are mixed only on a GPU named by its address '
+                        'or its VFs, not by a selector (one value for a '
+                        'fleet): give the selector one size, or name the '
+                        'GPUs by address')
 
 
 def named(wanted: Mappings) -> bool:
@@ -84,7 +89,8 @@ def _choices(ids: Mapping[str, Collection[str]]) -> str:
 def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
             offered: Optional[Offered],
             mig_gpus: Collection[str] = (),
-            vfio_mig: Mapping[str, model.MigGpu] = {}) -> model.Resolution:
+            vfio_mig: Mapping[str, model.MigGpu] = {},
+            mixed_gpus: Collection[str] = ()) -> model.Resolution:
     """Profile-name keys rewritten into this host's type ids, per device.
 
     wanted: the parsed option (type ids and profile names as keys).
@@ -94,7 +100,8 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
     offer is taken, each on VFs of its own (capacity.share_mig_gpus);
     vfio_mig: those on the vendor-specific VFIO driver, as nvidia-smi
     reports them (their VFs list a size's names only while it has a free
-    GPU instance).
+    GPU instance); mixed_gpus: GPUs whose driver mixes time-sliced sizes,
+    where each size named is taken (nova/mixed_sizes.py splits the VFs).
     """
     profiles = [key for key in wanted if is_profile(key)]
     if not profiles:
@@ -102,7 +109,7 @@ def resolve(wanted: Mappings, gpus: Iterable[HostGpu],
     by_address = {gpu.address: gpu for gpu in gpus}
     given, absent, unmatched = _targets(wanted, profiles, by_address)
     chosen, unresolved, waiting, problems = _choose(
-        given, by_address, offered, mig_gpus, vfio_mig)
+        given, by_address, offered, mig_gpus, vfio_mig, mixed_gpus)
     out, resolved = _rewritten(wanted, profiles, by_address, chosen)
     unoffered = [profile for profile in profiles
                  if profile not in resolved and profile not in unresolved
@@ -147,11 +154,13 @@ def _targets(wanted: Mappings, profiles: List[str],
 
 def _choose(given: Dict[str, Dict[str, List[str]]],
             by_address: Mapping[str, HostGpu], offered: Optional[Offered],
-            mig_gpus: Collection[str], vfio_mig: Mapping[str, model.MigGpu]
+            mig_gpus: Collection[str], vfio_mig: Mapping[str, model.MigGpu],
+            mixed_gpus: Collection[str] = ()
             ) -> Tuple[Dict[str, Dict[str, str]], Set[str], List[str],
                        List[str]]:
     """Each named device's {profile: type id} (one, but on a GPU in MIG
-    mode every MIG-backed one it offers); the profiles waiting for the
+    mode every MIG-backed one it offers, and on a GPU that mixes sizes
+    every size named); the profiles waiting for the
     driver; the SR-IOV GPUs whose VFs are not there yet; problems."""
     chosen: Dict[str, Dict[str, str]] = {}
     unresolved: Set[str] = set()
@@ -170,7 +179,8 @@ def _choose(given: Dict[str, Dict[str, List[str]]],
         if not hits and _sizes_without_instances(
                 vfio_mig.get(target), names):
             continue
-        together = target in mig_gpus and _mig_backed(hits)
+        together = (target in mig_gpus and _mig_backed(hits)) or (
+            target in mixed_gpus and _sizes_differ(hits))
         problem = _problem(target, names, ids, hits, together,
                            by_address.get(target))
         if problem:
@@ -212,15 +222,17 @@ def _problem(target: str, names: Dict[str, List[str]],
              ids: Dict[str, Set[str]], hits: List[str],
              together: bool, gpu: Optional[HostGpu] = None) -> Optional[str]:
     """Why the profile names given a device do not name one type there
-    (together: MIG-backed names on a GPU in MIG mode, one type each; gpu:
-    the GPU at that address, where one is)."""
+    (together: MIG-backed names on a GPU in MIG mode, or sizes on a GPU
+    that mixes them, one type each; gpu: the GPU at that address, where
+    one is)."""
     through = sorted({entry for entries in names.values()
                       for entry in entries if entry != target})
     via = ' (through {})'.format(', '.join(through)) if through else ''
     if len(hits) > 1 and not together:
         if gpu is not None and gpu.sriov and _sizes_differ(hits):
             return 'the GPU at {}{} offers both {}, two sizes; {}'.format(
-                target, via, ' and '.join(hits), ONE_SIZE)
+                target, via, ' and '.join(hits),
+                ONE_SIZE_BY_SELECTOR if through else ONE_SIZE)
         return ('the GPU at {}{} offers both {}; a device offers one '
                 'type: give it one of them{}'.format(
                     target, via, ' and '.join(hits),

@@ -263,8 +263,9 @@ def _mixed_line(address: str, mixed: model.MixedSize,
                 '(one vGPU size per GPU)').format(address)
     most = _most_in_mixed_size(mixed, records, address)
     return ('Mixed sizes on {}: supported by the driver (mode now: {}); '
-            'the most of each type in mixed-size mode: {}; this charm '
-            'gives Nova one size per GPU').format(
+            'the most of each type in mixed-size mode: {}; give the GPU\'s '
+            'address under several sizes (each gets an even share) or each '
+            'size VFs of its own').format(
                 address, (mixed.mode or 'not reported').lower(),
                 ', '.join('{} x{}'.format(name, count)
                           for name, count in most.items())
