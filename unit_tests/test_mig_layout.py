@@ -94,6 +94,11 @@ def test_more_instances_than_the_gpu_holds_are_refused():
     ('NVIDIA A100-1-5CME', '1g.5gb+me'),
     ('NVIDIA H200-7-141C', '7g.141gb'),
     ('NVIDIA DC-1-24QGFX', '1g.24gb+gfx'),
+    # RTX PRO 6000 Blackwell: every MIG-backed type on +gfx instances,
+    # its name (vGPU 19) saying nothing of it
+    ('NVIDIA RTX Pro 6000 Blackwell DC-1-24Q', '1g.24gb+gfx'),
+    ('DC-2-48C', '2g.48gb+gfx'),
+    ('DC-4-96A', '4g.96gb+gfx'),
     ('NVIDIA 6000D-2-84Q', '2g.84gb'),
     ('NVIDIA H100XM-4C', None),        # time-sliced
     ('GRID V100-8Q', None),

@@ -78,13 +78,20 @@ _MIG_BACKED = (r'-(?P<slices>[1-7])-(?P<gb>[1-9][0-9]{0,3})[ABCQ]'
                r'(?P<attribute>ME|NOME|MEALL|GFX)?')
 PROFILE = re.compile(
     '{}(?:{}|{})'.format(_BOARD, _TIME_SLICED, _MIG_BACKED), re.ASCII)
-MIG_BACKED = re.compile(_BOARD + _MIG_BACKED, re.ASCII)
+MIG_BACKED = re.compile('(?P<board>{}){}'.format(_BOARD, _MIG_BACKED),
+                        re.ASCII)
 TIME_SLICED = re.compile('{}{}-(?P<gb>{}){}'.format(
     _BOARD, _BOARD_WORDS, _FRAME_BUFFER_GB, _SERIES), re.ASCII)
 # A MIG-backed name's attribute -> the GPU instance profile's variant:
 # <slices>g.<GB>gb with +me, -me, +me.all or +gfx.
 GI_VARIANTS = {None: '', 'ME': '+me', 'NOME': '-me', 'MEALL': '+me.all',
                'GFX': '+gfx'}
+# Boards whose MIG-backed types all run on GPU instances of one variant,
+# though their names (before vGPU 20's ...GFX twins) do not say so: the
+# RTX PRO 6000 Blackwell's DC-1-24Q takes a 1g.24gb+gfx instance
+# (NVIDIA's vgpu-device-manager, pkg/vgpu/config.go; docs/facts/
+# blackwell-mig.md).
+BOARD_GI_VARIANT = {'DC': '+gfx'}
 
 
 def type_id(number: int) -> str:
@@ -140,5 +147,7 @@ def gi_profile_of(type_name: Optional[str]) -> Optional[str]:
     match = MIG_BACKED.fullmatch(profile_of(type_name or '') or '')
     if not match:
         return None
+    variant = GI_VARIANTS[match.group('attribute')] or \
+        BOARD_GI_VARIANT.get(match.group('board'), '')
     return '{}g.{}gb{}'.format(match.group('slices'), match.group('gb'),
-                               GI_VARIANTS[match.group('attribute')])
+                               variant)

@@ -22,7 +22,7 @@ gives each of the GPU's VFs its vGPU at the placement the charm chose
 This module reads and writes; what to write is restore_plan's to decide.
 """
 import sys
-from typing import Dict, List, Mapping, Tuple
+from typing import Callable, Dict, List, Mapping, Tuple
 
 from nvidia_vgpu import model
 from nvidia_vgpu.driver import restore_plan
@@ -73,8 +73,8 @@ def set_mixed_modes(record: Mapping[str, Mapping[str, Tuple[str, int]]]
         vfs = set(sysfs.sriov_virtual_functions(gpu))
         in_the_way = [mdev for mdev in sysfs.mediated_devices()
                       if mdev.parent in vfs]
-        for mdev in in_the_way:
-            sysfs.remove_mdev(mdev.uuid)
+        removed = [mdev for mdev in in_the_way if _sysfs(
+            'remove vGPU ' + mdev.uuid, sysfs.remove_mdev, mdev.uuid)]
         failure = mixed_size.set_mode(gpu)
         if failure:
             done = False
@@ -82,9 +82,22 @@ def set_mixed_modes(record: Mapping[str, Mapping[str, Tuple[str, int]]]
                   '{}'.format(gpu, failure), file=sys.stderr)
         else:
             print('put {} in mixed-size mode'.format(gpu))
-        for mdev in in_the_way:
-            sysfs.create_mdev(mdev.parent, mdev.type_id, mdev.uuid)
+        for mdev in removed:
+            done = _sysfs('make vGPU {} again'.format(mdev.uuid),
+                          sysfs.create_mdev, mdev.parent, mdev.type_id,
+                          mdev.uuid) and done
     return done
+
+
+def _sysfs(what: str, write: Callable[..., None], *args: str) -> bool:
+    """A sysfs write of the boot unit: False where it failed (said), so
+    that one vGPU's failure leaves the others' restoring going."""
+    try:
+        write(*args)
+    except OSError as error:
+        print('cannot {}: {}'.format(what, error), file=sys.stderr)
+        return False
+    return True
 
 
 def place_mixed(record: Mapping[str, Mapping[str, Tuple[str, int]]]

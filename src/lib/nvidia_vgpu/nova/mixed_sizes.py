@@ -171,11 +171,13 @@ def mixable(snapshot: model.HostSnapshot, gpus: Iterable[str]
 
 
 def _kept(snapshot: model.HostSnapshot, gpu: model.HostGpu) -> Placed:
-    """The placements the charm gave the GPU's vGPUs that exist now."""
+    """The placements the charm gave the GPU's vGPUs that exist now (of
+    the type it gave them)."""
     recorded = snapshot.recorded_placements.get(gpu.address, {})
-    on_vfs = {mdev.parent for mdev in snapshot.mdevs
+    on_vfs = {(mdev.parent, mdev.type_id) for mdev in snapshot.mdevs
               if mdev.parent in gpu.virtual_functions}
-    return {vf: place for vf, place in recorded.items() if vf in on_vfs}
+    return {vf: place for vf, place in recorded.items()
+            if (vf, place[0]) in on_vfs}
 
 
 def split_addresses(snapshot: model.HostSnapshot, wanted: Mappings,
@@ -296,11 +298,6 @@ def leaving(snapshot: model.HostSnapshot,
     return [gpu for gpu in sorted(snapshot.recorded_placements)
             if gpu not in mixed and gpu in snapshot.mixed_size and
             snapshot.mixed_size[gpu].enabled]
-
-
-def _vfs_of(snapshot: model.HostSnapshot, address: str) -> Tuple[str, ...]:
-    return next((gpu.virtual_functions for gpu in snapshot.gpus
-                 if gpu.address == address), ())
 
 
 def pending(snapshot: model.HostSnapshot,
