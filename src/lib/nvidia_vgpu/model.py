@@ -193,6 +193,15 @@ class MixedGpu(NamedTuple):
         return found
 
 
+class GiFit(NamedTuple):
+    """Where a MIG-backed type's vGPUs go, as the driver says: the GPU
+    instance profile (its id on this board) and how many share one
+    instance (1 but for Blackwell's time-sliced-on-MIG types)."""
+
+    profile_id: int
+    per_gi: int
+
+
 class MixedWork(NamedTuple):
     """What a hook does for the GPUs that mix sizes, in this order."""
 
@@ -248,6 +257,12 @@ class MigGpu(NamedTuple):
         """How many GPU instances of this profile exist."""
         return sum(1 for instance in self.instances
                    if instance.profile == profile)
+
+    def profile_named(self, profile_id: int) -> Optional[str]:
+        """The name of the GPU instance profile with this id on this GPU
+        (ids differ by board); None where -lgip listed none such."""
+        return next((profile.name for profile in self.profiles
+                     if profile.id == profile_id), None)
 
 
 class MigPlan(NamedTuple):
@@ -469,6 +484,10 @@ class HostSnapshot(NamedTuple):
     # that cannot be read): the hook logs each as a warning
     ignored: Tuple[str, ...] = ()
     # mdev GPU with VFs -> its driver's word on mixed-size mode; read by
+    # (GPU, type id) -> its GPU instance profile and vGPUs per instance,
+    # as nvidia-smi gives them (vendor-specific VFIO, in MIG mode), read
+    # on first use (host/supported_types.py)
+    gi_fits: Mapping[Tuple[str, str], GiFit] = {}
     # GPU -> what its driver says of mixed-size mode, read on first use
     # (host/mixed_size.py): list-vgpu-types, and hooks for the GPUs the
     # mappings name under two types

@@ -67,7 +67,7 @@ def read(nova_version: Optional[str],
         mig=mig_state.read() if mig and driver is not None and
         any(gpu.sriov for gpu in gpus) else None,
         vf_current_types=vf_current_types,
-        max_instances=_max_instances(gpus, driver),
+        **_supported_types(gpus, driver),
         mixed_size=_mixed_size(gpus, driver),
         recorded_placements=boot_records.recorded_placements(),
         persistent_mdevs=mdevctl.persistent_mdevs() if mdev_users
@@ -81,13 +81,19 @@ def _vf_device_ids(gpus: Tuple[model.HostGpu, ...]) -> Dict[str, str]:
             for vf in gpu.virtual_functions}
 
 
-def _max_instances(gpus: Tuple[model.HostGpu, ...], driver: Optional[str]
-                   ) -> Mapping[Tuple[str, str], int]:
-    """Each type's most vGPUs per GPU where sysfs does not give it (the
-    vendor-specific VFIO driver): nvidia-smi, run when first asked."""
+def _supported_types(gpus: Tuple[model.HostGpu, ...],
+                     driver: Optional[str]) -> Dict[str, Mapping]:
+    """What only nvidia-smi gives of the vendor-specific VFIO driver's
+    types: each time-sliced type's most vGPUs per GPU, and each
+    MIG-backed type's GPU instance profile and vGPUs per instance; one
+    run, when first asked."""
     if driver is None or not any(gpu.vendor_vfio for gpu in gpus):
-        return {}
-    return supported_types.MaxInstances()
+        return {'max_instances': {}, 'gi_fits': {}}
+    report = supported_types.Report()
+    return {'max_instances': supported_types.Table(
+                report, supported_types.parse_max_instances),
+            'gi_fits': supported_types.Table(
+                report, supported_types.parse_gi_fits)}
 
 
 def _on_demand(driver: Optional[str]) -> Dict[str, Mapping]:

@@ -15,10 +15,11 @@ anything else is ignored, and a field a driver does not print is simply
 absent.
 """
 import re
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional,
+                    Tuple)
 
 from nvidia_vgpu.host import nvidia_smi
-from nvidia_vgpu.model import Placements
+from nvidia_vgpu.model import GiFit, Placements
 from nvidia_vgpu.names import BUS_ID, type_id
 
 COMMAND = ('nvidia-smi', 'vgpu', '-s', '-v')
@@ -89,24 +90,60 @@ def parse_placements(text: str) -> Dict[str, Dict[str, Placements]]:
     return found
 
 
-class MaxInstances(Mapping):
-    """(GPU, type id) -> its "Max Instances", nvidia-smi run once, when
-    first asked (a hook asks only for the types it gives VFs of the
-    vendor-specific VFIO driver); empty where it does not answer."""
+def parse_gi_fits(text: str) -> Dict[Tuple[str, str], GiFit]:
+    """(GPU, type id) -> the GPU instance profile a type runs on and how
+    many of its vGPUs one instance holds ("GPU Instance Profile ID",
+    "Max Instances Per GI"), for the types that give both as numbers (a
+    time-sliced type reads N/A): on Blackwell several time-sliced vGPUs
+    share one GPU instance, whose size their name does not give
+    (DC-1-3Q: eight on a 1g.24gb+gfx)."""
+    found: Dict[Tuple[str, str], GiFit] = {}
+    for address, types in _per_type(text).items():
+        for vgpu_type, fields in types.items():
+            profile = fields.get('GPU Instance Profile ID', '')
+            per_gi = fields.get('Max Instances Per GI', '')
+            if COUNT.fullmatch(profile) and COUNT.fullmatch(per_gi) and \
+                    int(per_gi):
+                found[(address, vgpu_type)] = GiFit(int(profile),
+                                                    int(per_gi))
+    return found
+
+
+class Report:
+    """`nvidia-smi vgpu -s -v`, run once when first asked; '' where it
+    does not answer."""
 
     def __init__(self) -> None:
-        self._found: Optional[Dict[Tuple[str, str], int]] = None
+        self._text: Optional[str] = None
 
-    def _table(self) -> Dict[Tuple[str, str], int]:
-        if self._found is None:
+    def text(self) -> str:
+        if self._text is None:
             code, text = nvidia_smi.run(COMMAND)
-            self._found = parse_max_instances(text) if code == 0 else {}
+            self._text = text if code == 0 else ''
+        return self._text
+
+
+class Table(Mapping):
+    """One of the report's tables, parsed when first asked (a hook asks
+    only for what it needs: a time-sliced type's maximum on the
+    vendor-specific VFIO driver, a type's GPU instance on a GPU in MIG
+    mode there); empty where nvidia-smi does not answer."""
+
+    def __init__(self, report: Report,
+                 parse: Callable[[str], Dict[Any, Any]]) -> None:
+        self._report = report
+        self._parse = parse
+        self._found: Optional[Dict[Any, Any]] = None
+
+    def _table(self) -> Dict[Any, Any]:
+        if self._found is None:
+            self._found = self._parse(self._report.text())
         return self._found
 
-    def __getitem__(self, key: Tuple[str, str]) -> int:
+    def __getitem__(self, key: Any) -> Any:
         return self._table()[key]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._table())
 
     def __len__(self) -> int:

@@ -393,21 +393,33 @@ def _capacity(snapshot: model.HostSnapshot, address: str,
 def _mig_instances(snapshot: model.HostSnapshot, address: str,
                    vgpu_type: str) -> Optional[int]:
     """On a GPU in MIG mode, a MIG-backed type has one vGPU per GPU
-    instance of its profile (each VF offers it while one is free, so
-    Nova would count every VF): how many there are; None for any other
-    type or GPU, or where the driver's name of the type is not read."""
+    instance of its profile, or as many per instance as the driver says
+    (Blackwell's time-sliced-on-MIG types: DC-1-3Q, eight to a
+    1g.24gb+gfx); each VF offers it while there is room, so Nova would
+    count every VF: how many in all; None for any other type or GPU, or
+    where the driver's name of the type is not read."""
     profile = _mig_profile(snapshot, address, vgpu_type)
     if profile is None:
         return None
-    return snapshot.mig[address].instances_of(profile)
+    fit = snapshot.gi_fits.get((address, vgpu_type)) \
+        if address in mig_mode_gpus(snapshot) else None
+    return snapshot.mig[address].instances_of(profile) * (
+        fit.per_gi if fit else 1)
 
 
 def _mig_profile(snapshot: model.HostSnapshot, address: str,
                  vgpu_type: str) -> Optional[str]:
     """The GPU instance profile a MIG-backed type takes on a GPU in MIG
-    mode, from the driver's name of it; None elsewhere."""
+    mode: the one nvidia-smi names by its id on this board (the
+    vendor-specific VFIO driver: "GPU Instance Profile ID"), else the
+    one its name gives; None elsewhere."""
     if address not in mig_mode_gpus(snapshot):
         return None
+    fit = snapshot.gi_fits.get((address, vgpu_type))
+    if fit is not None:
+        found = snapshot.mig[address].profile_named(fit.profile_id)
+        if found:
+            return found
     name = _driver_name(snapshot, address, vgpu_type)
     return names.gi_profile_of(name) if name else None
 
