@@ -98,6 +98,8 @@ def _logical_lines(block: str) -> Iterator[str]:
     a quote left open carries on to the next line, comments dropped."""
     pending = ''
     for line in block.splitlines():
+        if not pending and line.lstrip().startswith('#'):
+            continue    # a comment line: its quotes open nothing
         if line.rstrip().endswith('\\') and not _open_quote(pending + line):
             pending += line.rstrip()[:-1] + ' '
             continue
@@ -856,6 +858,15 @@ def test_the_checker_catches_what_would_not_run(command, problem):
 def test_inline_commands_in_prose_are_checked_too():
     errors = check_text('Run `juju run nova-compute-nvidia-vgpu/0 '
                         'list-gpus` on a GPU host.')
+    assert errors and "no action 'list-gpus'" in errors[0]
+
+
+def test_a_command_after_a_comment_with_an_apostrophe_is_checked():
+    """The shell drops a comment line whole: its apostrophe opens no
+    quote that would swallow the commands after it."""
+    errors = check_text("```sh\n# the GPU's address\n"
+                        'juju run nova-compute-nvidia-vgpu/0 list-gpus\n'
+                        '```\n')
     assert errors and "no action 'list-gpus'" in errors[0]
 
 

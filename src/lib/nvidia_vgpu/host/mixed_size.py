@@ -20,7 +20,7 @@ its "GPU 00000000:41:00.0" line:
 Both are read by their field names (host/supported_types.py).
 """
 import uuid
-from typing import Dict, Iterable, Iterator, Mapping, Optional, Tuple
+from typing import Dict, Iterable, Mapping, Optional, Tuple
 
 from nvidia_vgpu.host import mig, nvidia_smi, supported_types
 from nvidia_vgpu.host.hostfs import host_path
@@ -107,25 +107,9 @@ def set_mode(address: str, enabled: bool = True) -> Optional[str]:
         'exited {}'.format(code), said.strip())
 
 
-class OnDemand(Mapping):
+def on_demand(addresses: Iterable[str]) -> Mapping[str, MixedSize]:
     """GPU -> MixedSize for these GPUs, nvidia-smi run once when first
     asked: a hook asks only where the mappings name a GPU under two
     types (nova/mixed_sizes.py)."""
-
-    def __init__(self, addresses: Iterable[str]) -> None:
-        self._addresses = sorted(addresses)
-        self._found: Optional[Dict[str, MixedSize]] = None
-
-    def _table(self) -> Dict[str, MixedSize]:
-        if self._found is None:
-            self._found = read(self._addresses)
-        return self._found
-
-    def __getitem__(self, address: str) -> MixedSize:
-        return self._table()[address]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
-
-    def __len__(self) -> int:
-        return len(self._table())
+    wanted = sorted(addresses)
+    return supported_types.Table(lambda: read(wanted))

@@ -90,9 +90,9 @@ def _supported_types(gpus: Tuple[model.HostGpu, ...],
     if driver is None or not any(gpu.vendor_vfio for gpu in gpus):
         return {'max_instances': {}, 'gi_fits': {}}
     report = supported_types.Report()
-    return {'max_instances': supported_types.Table(
+    return {'max_instances': supported_types.table(
                 report, supported_types.parse_max_instances),
-            'gi_fits': supported_types.Table(
+            'gi_fits': supported_types.table(
                 report, supported_types.parse_gi_fits)}
 
 
@@ -111,9 +111,9 @@ def _mixed_size(gpus: Tuple[model.HostGpu, ...], driver: Optional[str]
     are mdevs on their VFs: nvidia-smi, run when first asked."""
     if driver is None:
         return {}
-    return mixed_size.OnDemand(gpu.address for gpu in gpus
-                               if gpu.virtual_functions and
-                               not gpu.vendor_vfio)
+    return mixed_size.on_demand(gpu.address for gpu in gpus
+                                if gpu.virtual_functions and
+                                not gpu.vendor_vfio)
 
 
 def _vf_current_types(gpus: Tuple[model.HostGpu, ...]) -> Dict[str, int]:

@@ -109,6 +109,12 @@ def parse_gi_fits(text: str) -> Dict[Tuple[str, str], GiFit]:
     return found
 
 
+def table(report: 'Report', parse: Callable[[str], Dict[Any, Any]]
+          ) -> 'Table':
+    """One of the report's tables, parsed when first asked."""
+    return Table(lambda: parse(report.text()))
+
+
 class Report:
     """`nvidia-smi vgpu -s -v`, run once when first asked; '' where it
     does not answer."""
@@ -124,20 +130,19 @@ class Report:
 
 
 class Table(Mapping):
-    """One of the report's tables, parsed when first asked (a hook asks
-    only for what it needs: a time-sliced type's maximum on the
+    """A table nvidia-smi gives, read when first asked (a hook asks only
+    for what it needs: a time-sliced type's maximum on the
     vendor-specific VFIO driver, a type's GPU instance on a GPU in MIG
-    mode there); empty where nvidia-smi does not answer."""
+    mode there, a GPU's mixed-size mode); empty where nvidia-smi does
+    not answer. load: reads it."""
 
-    def __init__(self, report: Report,
-                 parse: Callable[[str], Dict[Any, Any]]) -> None:
-        self._report = report
-        self._parse = parse
+    def __init__(self, load: Callable[[], Dict[Any, Any]]) -> None:
+        self._load = load
         self._found: Optional[Dict[Any, Any]] = None
 
     def _table(self) -> Dict[Any, Any]:
         if self._found is None:
-            self._found = self._parse(self._report.text())
+            self._found = self._load()
         return self._found
 
     def __getitem__(self, key: Any) -> Any:
