@@ -54,6 +54,22 @@ def test_entries_that_would_write_outside_sysfs_are_left_out(host):
     assert boot_records.problems() == []
 
 
+def test_placements_that_would_write_outside_sysfs_are_left_out(host):
+    """The boot unit writes a placement's type into a path and its id
+    into vgpu_params: only addresses, type ids and small whole numbers
+    pass."""
+    host(boot_records.SETTINGS, '{"mixed_sizes": {"0000:41:00.0": {'
+         '"0000:41:00.4": ["nvidia-1148", 0], '
+         '"0000:41:00.5": ["../../etc", 4], '
+         '"0000:41:00.6": ["nvidia-1148", "6\\nx"], '
+         '"0000:41:00.7": ["nvidia-1148", true], '
+         '"../x": ["nvidia-1148", 10], '
+         '"0000:41:01.0": ["nvidia-1147", 99999]}, '
+         '"x": {"0000:41:00.4": ["nvidia-1148", 0]}}}')
+    assert boot_records.recorded_placements() == {
+        GPU: {'0000:41:00.4': ('nvidia-1148', 0)}}
+
+
 def test_the_boot_units_go_on_without_a_record_they_cannot_read(
         host, fake_commands, capsys):
     host(boot_records.SETTINGS, DEEP)
