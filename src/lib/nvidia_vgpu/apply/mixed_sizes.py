@@ -68,10 +68,8 @@ class MixedSizes:
 
 def _make(vf: str, vgpu_type: str, start: int) -> None:
     """A vGPU for Nova to take, at its placement."""
-    made = mixed_size.spare_uuid(vf, vgpu_type, start)
     try:
-        sysfs.create_mdev(vf, vgpu_type, made)
-        sysfs.set_placement(made, start)
+        made = mixed_size.make_placed(vf, vgpu_type, start)
     except OSError as error:
         _warn('cannot make a {} vGPU at placement {} on {}: {}'.format(
             vgpu_type, start, vf, error))

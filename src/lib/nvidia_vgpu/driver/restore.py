@@ -67,8 +67,8 @@ def set_mixed_modes(record: Mapping[str, Mapping[str, Tuple[str, int]]]
     if not wanted:
         return True
     done = True
-    for gpu, mode in sorted(mixed_size.modes(wanted).items()):
-        if (mode or '').lower() == 'enabled':
+    for gpu, enabled in sorted(mixed_size.in_mode(wanted).items()):
+        if enabled:
             continue
         vfs = set(sysfs.sriov_virtual_functions(gpu))
         in_the_way = [mdev for mdev in sysfs.mediated_devices()
@@ -112,12 +112,11 @@ def place_mixed(record: Mapping[str, Mapping[str, Tuple[str, int]]]
             mdev = on_vf.get(vf)
             if mdev is not None and mdev.type_id != type_id:
                 continue    # a guest's of another type: kept as it is
-            made = mdev.uuid if mdev else mixed_size.spare_uuid(
-                vf, type_id, start)
             try:
                 if mdev is None:
-                    sysfs.create_mdev(vf, type_id, made)
-                sysfs.set_placement(made, start)
+                    mixed_size.make_placed(vf, type_id, start)
+                else:
+                    sysfs.set_placement(mdev.uuid, start)
             except OSError as error:
                 done = False
                 print('cannot place a {} vGPU at {} on {}: {}'.format(

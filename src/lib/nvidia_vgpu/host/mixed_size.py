@@ -22,7 +22,7 @@ Both are read by their field names (host/supported_types.py).
 import uuid
 from typing import Dict, Iterable, Mapping, Optional, Tuple
 
-from nvidia_vgpu.host import mig, nvidia_smi, supported_types
+from nvidia_vgpu.host import mig, nvidia_smi, supported_types, sysfs
 from nvidia_vgpu.host.hostfs import host_path
 from nvidia_vgpu.model import MixedSize
 
@@ -48,28 +48,44 @@ def parse_support(text: str
     return found
 
 
-def modes(addresses: Iterable[str]) -> Dict[str, Optional[str]]:
-    """GPU -> its mixed-size mode now (Enabled, Disabled; None where
-    nvidia-smi does not say), from one `nvidia-smi -q`."""
+def _support() -> Dict[str, Tuple[Optional[bool], Optional[str]]]:
     code, text = nvidia_smi.run(QUERY)
-    support = parse_support(text) if code == 0 else {}
-    return {address: support.get(address, (None, None))[1]
-            for address in addresses}
+    return parse_support(text) if code == 0 else {}
 
 
-def read(addresses: Iterable[str]) -> Dict[str, MixedSize]:
+def in_mode(addresses: Iterable[str]) -> Dict[str, bool]:
+    """GPU -> whether it is in mixed-size mode now, from one
+    `nvidia-smi -q` (the boot unit's question)."""
+    support = _support()
+    return {address: MixedSize(None, support.get(
+        address, (None, None))[1]).enabled for address in addresses}
+
+
+def read(addresses: Iterable[str],
+         report: Optional[supported_types.Report] = None
+         ) -> Dict[str, MixedSize]:
     """GPU -> what its driver says of mixed-size mode, for each of these
-    GPUs that nvidia-smi reports on: two runs for all of them."""
+    GPUs that nvidia-smi reports on: `nvidia-smi -q`, and the report of
+    supported types (a hook's own, where it reads it for more)."""
     wanted = sorted(addresses)
     if not wanted:
         return {}
-    code, text = nvidia_smi.run(QUERY)
-    support = parse_support(text) if code == 0 else {}
-    code, text = nvidia_smi.run(supported_types.COMMAND)
-    placements = supported_types.parse_placements(text) if code == 0 else {}
+    support = _support()
+    placements = supported_types.parse_placements(
+        (report or supported_types.Report()).text())
     return {address: MixedSize(support[address][0], support[address][1],
                                placements.get(address, {}))
             for address in wanted if address in support}
+
+
+def make_placed(vf: str, type_id: str, placement: int) -> str:
+    """Make the vGPU for Nova to take on a VF (spare_uuid) and fix its
+    placement before any VM starts with it; its UUID (OSError where the
+    VF cannot take it)."""
+    made = spare_uuid(vf, type_id, placement)
+    sysfs.create_mdev(vf, type_id, made)
+    sysfs.set_placement(made, placement)
+    return made
 
 
 # uuid5's namespace for the vGPUs the charm makes for Nova to take.
@@ -107,9 +123,10 @@ def set_mode(address: str, enabled: bool = True) -> Optional[str]:
         'exited {}'.format(code), said.strip())
 
 
-def on_demand(addresses: Iterable[str]) -> Mapping[str, MixedSize]:
+def on_demand(addresses: Iterable[str], report: supported_types.Report
+              ) -> Mapping[str, MixedSize]:
     """GPU -> MixedSize for these GPUs, nvidia-smi run once when first
     asked: a hook asks only where the mappings name a GPU under two
     types (nova/mixed_sizes.py)."""
     wanted = sorted(addresses)
-    return supported_types.Table(lambda: read(wanted))
+    return supported_types.Table(lambda: read(wanted, report))

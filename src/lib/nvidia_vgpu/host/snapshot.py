@@ -67,8 +67,7 @@ def read(nova_version: Optional[str],
         mig=mig_state.read() if mig and driver is not None and
         any(gpu.sriov for gpu in gpus) else None,
         vf_current_types=vf_current_types,
-        **_supported_types(gpus, driver),
-        mixed_size=_mixed_size(gpus, driver),
+        **_driver_reports(gpus, driver),
         recorded_placements=boot_records.recorded_placements(),
         persistent_mdevs=mdevctl.persistent_mdevs() if mdev_users
         else frozenset(),
@@ -81,19 +80,25 @@ def _vf_device_ids(gpus: Tuple[model.HostGpu, ...]) -> Dict[str, str]:
             for vf in gpu.virtual_functions}
 
 
-def _supported_types(gpus: Tuple[model.HostGpu, ...],
-                     driver: Optional[str]) -> Dict[str, Mapping]:
-    """What only nvidia-smi gives of the vendor-specific VFIO driver's
-    types: each time-sliced type's most vGPUs per GPU, and each
-    MIG-backed type's GPU instance profile and vGPUs per instance; one
-    run, when first asked."""
-    if driver is None or not any(gpu.vendor_vfio for gpu in gpus):
-        return {'max_instances': {}, 'gi_fits': {}}
+def _driver_reports(gpus: Tuple[model.HostGpu, ...],
+                    driver: Optional[str]) -> Dict[str, Mapping]:
+    """What only nvidia-smi gives, each read when first asked, its
+    report of supported types run once for all: on the vendor-specific
+    VFIO driver each time-sliced type's most vGPUs per GPU and each
+    MIG-backed type's GPU instance profile and vGPUs per instance; on
+    GPUs whose vGPUs are mdevs on their VFs, mixed-size mode."""
+    if driver is None:
+        return {'max_instances': {}, 'gi_fits': {}, 'mixed_size': {}}
     report = supported_types.Report()
-    return {'max_instances': supported_types.table(
-                report, supported_types.parse_max_instances),
-            'gi_fits': supported_types.table(
-                report, supported_types.parse_gi_fits)}
+    vfio = any(gpu.vendor_vfio for gpu in gpus)
+    return {
+        'max_instances': supported_types.table(
+            report, supported_types.parse_max_instances) if vfio else {},
+        'gi_fits': supported_types.table(
+            report, supported_types.parse_gi_fits) if vfio else {},
+        'mixed_size': mixed_size.on_demand(
+            (gpu.address for gpu in gpus
+             if gpu.virtual_functions and not gpu.vendor_vfio), report)}
 
 
 def _on_demand(driver: Optional[str]) -> Dict[str, Mapping]:
@@ -103,17 +108,6 @@ def _on_demand(driver: Optional[str]) -> Dict[str, Mapping]:
         return {'available': {}, 'type_names': {}}
     return {'available': _OnDemand(sysfs.available_instances),
             'type_names': _OnDemand(sysfs.mdev_type_name)}
-
-
-def _mixed_size(gpus: Tuple[model.HostGpu, ...], driver: Optional[str]
-                ) -> Mapping[str, model.MixedSize]:
-    """What the driver says of mixed-size mode on the GPUs whose vGPUs
-    are mdevs on their VFs: nvidia-smi, run when first asked."""
-    if driver is None:
-        return {}
-    return mixed_size.on_demand(gpu.address for gpu in gpus
-                                if gpu.virtual_functions and
-                                not gpu.vendor_vfio)
 
 
 def _vf_current_types(gpus: Tuple[model.HostGpu, ...]) -> Dict[str, int]:

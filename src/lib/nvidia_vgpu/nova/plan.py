@@ -235,10 +235,10 @@ def _mixed_mode_waits(snapshot: model.HostSnapshot,
                 for gpu in mixed_sizes.pending(snapshot, mixed)]
     changing += [(gpu, 'leaves')
                  for gpu in mixed_sizes.leaving(snapshot, mixed)]
+    device_gpu = gpu_of(snapshot)
     for address, what in sorted(changing):
-        vfs = {vf for gpu in snapshot.gpus if gpu.address == address
-               for vf in gpu.virtual_functions}
-        guests = sorted({guest for vgpu in in_use if vgpu.device in vfs
+        guests = sorted({guest for vgpu in in_use
+                         if device_gpu.get(vgpu.device) == address
                          for guest in vgpu.guests})
         if guests:
             raise _Refused('waiting', (
