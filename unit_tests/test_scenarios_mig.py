@@ -279,3 +279,40 @@ def test_vfio_monitoring_counts_the_typed_vfs_and_finds_them_all():
     assert (drift['exit_code'], drift['stdout']) == (0, (
         'OK: The host has every device and vGPU Nova and its guests were '
         'given\n'))
+
+
+B200_VFIO = 'mig/b200-vfio-noble.yaml'
+B200 = '0000:1b:00.0'
+
+
+def test_b200_profiles_are_found_by_name_and_placed_where_they_fit():
+    """A B200's 1g.45gb is a 1-slice profile of two memory slices, with
+    an id (15) unlike its 1g.23gb's (19): four instances, placed at the
+    starts the driver lists, each with one typed VF for Nova."""
+    output = scenario(B200_VFIO)
+    steps = output['steps']
+    cut = [argv[-3:] for step in steps for argv in smi(step)
+           if '-cgi' in argv or '-dgi' in argv]
+    assert cut == [
+        ['00000000:1b:00.0', '-cgi', '15:0,15:2,15:4,15:6'],   # first boot
+        ['-dgi', '-gi', '1,2,3,4'],          # the move to 2g.45gb
+        ['00000000:1b:00.0', '-cgi', '14:0,14:2,14:4'],
+        ['00000000:1b:00.0', '-cgi', '14:0,14:2,14:4']]         # reboot
+    first, last = (output['actions'][index]['results']['output']
+                   .splitlines() for index in (0, 1))
+    assert first[0].startswith(
+        'nvidia-90003, 0000:1b:00.0, NVIDIA B200X-1-45C, no description, '
+        'available=4 on 4 VFs, profile=B200X-1-45C, '
+        'resource_class=CUSTOM_VGPU_B200X_1_45C')
+    assert first[1] == ('MIG on 0000:1b:00.0: enabled; GPU instances: '
+                        '1g.45gb x4 giving B200X-1-45C (nvidia-90003)')
+    assert last[1] == ('MIG on 0000:1b:00.0: enabled; GPU instances: '
+                       '2g.45gb x3 giving B200X-2-45C (nvidia-90004)')
+    assert typed_vfs(sections(output)) == [
+        ('0000:1b:00.{}'.format(function), 'CUSTOM_VGPU_B200X_2_45C')
+        for function in (4, 5, 6)]
+    assert output['host']['vf_type_refusals'] == []
+    # Nova is told at the first boot and when the layout changes only.
+    assert [step['relation_sets'] for step in steps[4:]] == [
+        1, 0, 0, 1, 0, 0, 0, 0]
+    assert all(step['status']['workload'] == 'active' for step in steps[4:])
