@@ -138,7 +138,10 @@ def publish(tmp_path, fake_commands, pci: List[Dict[str, Any]],
 
 # What the charm reads of MIG (nvidia_vgpu/host/mig.py read()): the CSV
 # query of the modes, then the profiles and the GIs.
-MIG_READS = (charm_mig.QUERY[1:], ('mig', '-lgip'), ('mig', '-lgi'))
+# (vgpu -s -v: where each MIG-backed type goes, on the vendor-specific
+# VFIO driver; a driver without those fields prints none.)
+MIG_READS = (charm_mig.QUERY[1:], ('mig', '-lgip'), ('mig', '-lgi'),
+             ('vgpu', '-s', '-v'))
 
 
 def _answer_nvidia_smi(fake_commands, host: Dict[str, Any]) -> None:

@@ -106,3 +106,47 @@ def test_nova_refuses_a_gpu_s_vfs_in_two_classes(tmp_path, fake_commands):
     assert published.relation_data == {}
     assert published.status[0] == 'blocked'
     assert 'under one resource class and refuses two' in published.status[1]
+
+
+# An RTX PRO 6000 Blackwell (scenarios/mig/rtx-pro-6000-vfio-noble.yaml;
+# docs/facts/blackwell-mig.md): DC-1-3Q runs eight to a 1g.24gb+gfx GPU
+# instance, which only the driver's supported-types report says (its
+# type numbers are stand-ins there and here).
+RTX_PRO_6000 = '0000:c1:00.0'
+DC_1_3Q_CLASS = 'CUSTOM_VGPU_DC_1_3Q'
+
+
+def rtx_pro_6000_vfio() -> dict:
+    return {
+        'address': RTX_PRO_6000, 'vendor': '10de', 'device': '2bb5',
+        'class': '030200',
+        'sriov': {'total_vfs': 48, 'vf_vgpu_types': {
+            90100: 'NVIDIA RTX Pro 6000 Blackwell DC-48Q'}},
+        'mig': {
+            'mode': 'disabled', 'slices': 4,
+            'gpu_instance_profiles': [
+                {'id': 47, 'name': '1g.24gb+gfx', 'max': 4},
+                {'id': 35, 'name': '2g.48gb+gfx', 'max': 2}],
+            'vgpu_types': {'1g.24gb+gfx': {
+                90106: 'NVIDIA RTX Pro 6000 Blackwell DC-1-3Q'}},
+            'vgpu_types_per_gi': {90106: 8}}}
+
+
+@pytest.mark.parametrize('count, fits', [(2, True), (32, True), (33, False)])
+def test_blackwell_time_sliced_on_mig_gives_eight_devices_per_instance(
+        tmp_path, fake_commands, count, fits):
+    pci = [rtx_pro_6000_vfio()]
+    mig = mig_host.cut(pci, {RTX_PRO_6000: {'1g.24gb+gfx': 4}})
+    published = publish(tmp_path, fake_commands, pci,
+                        "{'DC-1-3Q': ['10de:2bb5']}", NOVA_COMMON,
+                        resource_class='per-profile', mig=mig,
+                        mig_layout="{'10de:2bb5': {'1g.24gb+gfx': 4}}")
+    assert published.status is None, published.status
+    compute = start_nova(tmp_path, published.nova_conf, pci, database=True,
+                         versions=NOBLE_VERSIONS)
+    # (Nova's fake libvirt names the GPU in capitals: 0000:C1:00.0.)
+    assert {gpu.lower(): classes for gpu, classes in
+            compute.report_pci().items()} == {
+        RTX_PRO_6000: {DC_1_3Q_CLASS: 32}}
+    assert compute.flavor_fits({'pci_passthrough:alias': '{}:{}'.format(
+        DC_1_3Q_CLASS, count)}) is fits

@@ -36,11 +36,17 @@ The rules (sim/README.md, "MIG", names their sources):
   (sriov.vf_vgpu_types; vfio_form), mig.vgpu_types is {profile: {type
   number: name}}: while MIG mode is enabled each VF's
   creatable_vgpu_types lists the MIG-backed types whose profile has a
-  GI no VF holds (and no time-sliced type); a MIG-backed type written
-  to a VF's current_vgpu_type takes the lowest-id free GI of its
-  profile (the GI records the VF: gi['vf']), else the write fails
-  (EIO) and the VF keeps its type (write_vf_types); writing 0 frees
-  the GI.
+  GI with room for one more of them (and no time-sliced type); a
+  MIG-backed type written to a VF's current_vgpu_type takes a place on
+  the lowest-id GI of its profile with room (the GI records its VFs:
+  gi['vfs']), else the write fails (EIO) and the VF keeps its type
+  (write_vf_types); writing 0 gives the place back. A GI has room while
+  no VF holds it, or while its VFs have that type and are fewer than
+  the type's "Max Instances Per GI" (mig.vgpu_types_per_gi; 1 unless
+  the scenario says: Blackwell's time-sliced-on-MIG types put several
+  vGPUs on one GI, docs/facts/blackwell-mig.md §3). One type per GI is
+  stricter than the driver, which lets types of one frame buffer size
+  share a GI; the charm types every VF of a GPU alike.
 
 Pure functions of the host state and the scenario's PCI functions; the
 callers (fakebin's nvidia-smi and sriov-manage, boot.py, host.py,
@@ -257,14 +263,14 @@ def _time_sliced(function: Dict[str, Any]) -> Dict[int, str]:
 
 
 def gi_users(host: Dict[str, Any],
-             function: Dict[str, Any]) -> Dict[int, str]:
+             function: Dict[str, Any]) -> Dict[int, Any]:
     """GI id -> what holds it: the UUID of the vGPU (mdev on one of the
     GPU's VFs, of a MIG-backed type) that took it; on the VFIO form,
-    the VF whose current_vgpu_type took it (gi['vf'])."""
+    the VFs whose current_vgpu_type took a place on it (gi['vfs'])."""
     gpu = host['mig'][function['address']]
     if vfio_form(function):
-        return {gi['id']: gi['vf'] for gi in gpu['gpu_instances']
-                if gi.get('vf')}
+        return {gi['id']: list(gi['vfs']) for gi in gpu['gpu_instances']
+                if gi.get('vfs')}
     vfs = {vf.lower() for vf in _vfs(host, function)}
     needs = type_profiles(function)
     users = {}
@@ -370,13 +376,31 @@ def creatable_vgpu_types(host: Dict[str, Any],
     (sriov.vf_vgpu_types)."""
     if not mig_enabled(host, function):
         return _time_sliced(function)
-    held = gi_users(host, function)
-    free = {gi['profile'] for gi in
-            host['mig'][function['address']]['gpu_instances']
-            if gi['id'] not in held}
-    return {int(number): name for profile, types in
-            function['mig'].get('vgpu_types', {}).items()
-            if profile in free for number, name in types.items()}
+    return {int(number): name for types in
+            function['mig'].get('vgpu_types', {}).values()
+            for number, name in types.items()
+            if _gi_with_room(host, function, int(number))}
+
+
+def per_gi(function: Dict[str, Any], number: int) -> int:
+    """How many VFs of a MIG-backed type one GI holds (VFIO form): the
+    driver's "Max Instances Per GI" (mig.vgpu_types_per_gi), 1 unless
+    the scenario says."""
+    return int({int(key): value for key, value in function['mig'].get(
+        'vgpu_types_per_gi', {}).items()}.get(number, 1))
+
+
+def _gi_with_room(host: Dict[str, Any], function: Dict[str, Any],
+                  number: int) -> Optional[Dict[str, Any]]:
+    """The lowest-id GI of the type's profile with room for one more VF
+    of it: one no VF holds, or one whose VFs have that type and are
+    fewer than its per-GI count (VFIO form); None where none has."""
+    profile = vfio_type_profiles(function).get(number)
+    room = [gi for gi in host['mig'][function['address']]['gpu_instances']
+            if gi['profile'] == profile and (not gi.get('vfs') or (
+                gi['vf_type'] == number and
+                len(gi['vfs']) < per_gi(function, number)))]
+    return min(room, key=lambda gi: gi['id']) if room else None
 
 
 def vf_gpu_instance(host: Dict[str, Any], function: Dict[str, Any],
@@ -385,15 +409,24 @@ def vf_gpu_instance(host: Dict[str, Any], function: Dict[str, Any],
     None."""
     gpu = host.get('mig', {}).get(function['address'], {})
     return next((gi for gi in gpu.get('gpu_instances', [])
-                 if gi.get('vf') == vf), None)
+                 if vf in gi.get('vfs', ())), None)
 
 
 def release_vf(host: Dict[str, Any], function: Dict[str, Any],
                vf: str) -> None:
-    """The VF holds no GI any more (its type is 0, or it is gone)."""
+    """The VF holds no place on a GI any more (its type is 0, or it is
+    gone); a GI no VF holds has no type."""
     gi = vf_gpu_instance(host, function, vf)
     if gi:
-        del gi['vf']
+        gi['vfs'].remove(vf)
+        if not gi['vfs']:
+            del gi['vfs'], gi['vf_type']
+
+
+def _hold(gi: Dict[str, Any], vf: str, number: int) -> None:
+    """The VF takes a place on the GI for a vGPU of this type."""
+    gi.setdefault('vfs', []).append(vf)
+    gi['vf_type'] = number
 
 
 def type_refusal(host: Dict[str, Any], function: Dict[str, Any],
@@ -422,32 +455,30 @@ def write_vf_types(host: Dict[str, Any], function: Dict[str, Any],
     """The type numbers processes wrote to the current_vgpu_type of VFs
     of a GPU in the VFIO form since the last look, {VF: (its type
     before, the number written)}, as the driver takes them: writes of 0
-    first (each frees the VF's GI), then the others in VF address order,
-    each VF giving back its own GI before it asks for one; a MIG-backed
-    type takes the lowest-id free GI of its profile. Returns {VF: why}
-    for the writes refused (EIO): such a VF keeps its type and GI."""
+    first (each gives back the VF's place on a GI), then the others in
+    VF address order, each VF giving back its own place before it asks
+    for one; a MIG-backed type takes a place on the lowest-id GI of its
+    profile with room. Returns {VF: why} for the writes refused (EIO):
+    such a VF keeps its type and place."""
     for vf, (_, new) in sorted(written.items()):
         if not new:
             release_vf(host, function, vf)
     needs = vfio_type_profiles(function)
-    gpu = host['mig'][function['address']]
     refused = {}
     for vf, (_, new) in sorted(written.items()):
         if not new:
             continue
         held = vf_gpu_instance(host, function, vf)
+        before = held and held['vf_type']
         if held:
-            del held['vf']
+            release_vf(host, function, vf)
         why = type_refusal(host, function, new)
         if why:
             refused[vf] = why
             if held:
-                held['vf'] = vf
+                _hold(held, vf, before)
         elif new in needs:
-            taken = gi_users(host, function)
-            min((gi for gi in gpu['gpu_instances']
-                 if gi['profile'] == needs[new] and gi['id'] not in taken),
-                key=lambda gi: gi['id'])['vf'] = vf
+            _hold(_gi_with_room(host, function, new), vf, new)
     return refused
 
 
@@ -495,6 +526,6 @@ def summary(host: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
         if address in vfio:
             # Only on the VFIO form: which GI each typed VF holds.
             found[address]['vf_gpu_instances'] = dict(sorted(
-                (gi['vf'], gi['id']) for gi in gpu['gpu_instances']
-                if gi.get('vf')))
+                (vf, gi['id']) for gi in gpu['gpu_instances']
+                for vf in gi.get('vfs', ())))
     return found

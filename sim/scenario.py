@@ -52,11 +52,14 @@ _PLACEMENTS = {'size': int, 'ids': list}
 # A MIG-capable GPU (contract), and its compute slices (an addition).
 _MIG = {'mode': str, 'mode_survives_reboot': bool,
         'gpu_instance_profiles': list, 'vgpu_types': dict, 'slices': int,
-        'memory_slices': int}
+        'memory_slices': int, 'vgpu_types_per_gi': dict}
 _GI_PROFILE = {'id': int, 'name': str, 'max': int, 'placements': list,
                'size': int}
-# The most memory slices a MIG GPU has (A100, H100, H200, B200: 8).
+# The memory slices a MIG GPU's placements count unless the scenario
+# says (A100, H100, H200, B200: 8), and the most any does (the RTX PRO
+# 6000 Blackwell's `-lgipp` counts 12, docs/facts/blackwell-mig.md §2).
 _MEMORY_SLICES = 8
+_MOST_MEMORY_SLICES = 12
 _MDEV_TYPE = {'name': str, 'description': str,
               'available_instances': int, 'device_api': str}
 _MDEV = {'uuid': str, 'parent': str, 'type': str, 'defined': bool}
@@ -218,6 +221,26 @@ def _check_mig(where: str, function: Dict[str, Any]) -> None:
                 raise ScenarioError('{}: {} is given twice'.format(
                     at, type_id))
             seen.add(type_id)
+    _check_per_gi(where, spec, vfio, seen)
+
+
+def _check_per_gi(where: str, spec: Dict[str, Any], vfio: bool,
+                  numbers: set) -> None:
+    """mig.vgpu_types_per_gi: {type number: how many of its vGPUs one GI
+    holds}, for the MIG-backed types of a GPU in the VFIO form."""
+    if 'vgpu_types_per_gi' not in spec:
+        return
+    at = where + '.vgpu_types_per_gi'
+    if not vfio:
+        raise ScenarioError(at + ': only on a GPU whose VFs use '
+                            'sriov.vf_vgpu_types (vendor-specific VFIO)')
+    for number, count in spec['vgpu_types_per_gi'].items():
+        if number not in numbers:
+            raise ScenarioError('{}: {!r} is not a type number of '
+                                'vgpu_types'.format(at, number))
+        if not _whole(count, 1):
+            raise ScenarioError('{}.{}: expected 1 or more'.format(
+                at, number))
 
 
 def _check_vfio_mig_types(at: str, specs: Dict[Any, Any],
@@ -298,9 +321,9 @@ def _check_gi_placements(where: str, spec: Dict[str, Any]) -> None:
                                 'profiles\' placements and size')
         return
     total = spec.get('memory_slices', _MEMORY_SLICES)
-    if not 1 <= total <= _MEMORY_SLICES:
+    if not 1 <= total <= _MOST_MEMORY_SLICES:
         raise ScenarioError('{}.memory_slices: expected 1 to {}'.format(
-            where, _MEMORY_SLICES))
+            where, _MOST_MEMORY_SLICES))
     for index, profile in enumerate(listed):
         at = '{}.gpu_instance_profiles[{}]'.format(where, index)
         starts, size = profile.get('placements'), profile.get('size')

@@ -16,7 +16,7 @@ import pytest
 
 from nvidia_vgpu import model
 from nvidia_vgpu.host import snapshot as host_snapshot, supported_types
-from nvidia_vgpu.nova import plan
+from nvidia_vgpu.nova import plan, type_listing
 from snapshots import EPOXY, NOBLE, function, rules, vf_addresses
 
 GPU = '0000:38:00.0'
@@ -89,3 +89,25 @@ def test_the_fields_are_read_from_nvidia_smi():
             '        Max Instances Per GI              : 8\n')
     assert supported_types.parse_gi_fits(text) == {
         (GPU, 'nvidia-90001'): model.GiFit(47, 8)}
+
+
+@pytest.mark.parametrize('fits, available, mig_line', [
+    (FITS, 32, 'MIG on 0000:38:00.0: enabled; GPU instances: 1g.24gb+gfx '
+               'x4 giving DC-1-24Q (nvidia-90001), DC-1-3Q (nvidia-90002)'),
+    # Where nvidia-smi says nothing, the name's 1g.3gb+gfx has no
+    # instance here: none available, and the line gives it no size.
+    ({}, 0, 'MIG on 0000:38:00.0: enabled; GPU instances: 1g.24gb+gfx x4 '
+            'giving DC-1-24Q (nvidia-90001)'),
+])
+def test_list_vgpu_types_counts_what_the_instances_hold(
+        fits, available, mig_line):
+    """list-vgpu-types follows the same rule as the plan (mig/fits.py):
+    DC-1-3Q available 32 times on four instances, as Nova is given."""
+    snapshot = rtx_pro_6000(fits)
+    results = type_listing.listing(
+        type_listing.offered_types(snapshot), 'per-profile',
+        mig=snapshot.mig, gi_fits=fits)
+    rows = {row['profile']: row for row in results['types']}
+    assert rows['DC-1-3Q']['available_instances'] == available
+    assert rows['DC-1-24Q']['available_instances'] == 4
+    assert results['output'].splitlines()[-1] == mig_line

@@ -316,3 +316,55 @@ def test_b200_profiles_are_found_by_name_and_placed_where_they_fit():
     assert [step['relation_sets'] for step in steps[4:]] == [
         1, 0, 0, 1, 0, 0, 0, 0]
     assert all(step['status']['workload'] == 'active' for step in steps[4:])
+
+
+RTX_PRO_6000_VFIO = 'mig/rtx-pro-6000-vfio-noble.yaml'
+DC_1_3Q_CLASS = 'CUSTOM_VGPU_DC_1_3Q'
+
+
+def test_blackwell_time_sliced_on_mig_gives_nova_eight_per_instance():
+    """DC-1-3Q's name gives neither its instance (1g.24gb+gfx, profile
+    47 on this board) nor how many share one (8): the charm takes both
+    from nvidia-smi, cuts four +gfx instances and types 32 VFs, eight on
+    each instance, and list-vgpu-types and the capacity check count the
+    same 32."""
+    output = scenario(RTX_PRO_6000_VFIO)
+    steps = output['steps']
+    boot = steps[4]
+    assert [argv[-3:] for argv in smi(boot) if '-cgi' in argv] == [
+        ['00000000:c1:00.0', '-cgi', '47:0,47:3,47:6,47:9']]
+    assert 'nvidia-90106: 32 vGPUs on 1 GPU' in boot['status']['message']
+    listed = output['actions'][0]['results']['output'].splitlines()
+    assert ', available=32 on 32 VFs, profile=DC-1-3Q, ' \
+        'resource_class=' + DC_1_3Q_CLASS in listed[0]
+    assert listed[1] == ('MIG on 0000:c1:00.0: enabled; GPU instances: '
+                         '1g.24gb+gfx x4 giving DC-1-3Q (nvidia-90106)')
+    capacity, drift = steps[10]['exec'], steps[11]['exec']
+    assert capacity['stdout'].startswith(
+        'OK: vGPUs: nvidia-90106 (DC-1-3Q) 31 free of 32 |')
+    assert drift['exit_code'] == 0
+
+
+def test_blackwell_move_to_another_size_waits_then_shares_two_instances():
+    output = scenario(RTX_PRO_6000_VFIO)
+    steps = output['steps']
+    for index in (12, 13, 14):
+        assert steps[index]['status']['message'].startswith(
+            'Change of vgpu-device-mappings waits for guests using vGPUs: '
+            '0000:c1:00.0 keeps nvidia-90106 for instance-0000006a '
+            '(wanted: DC-2-12Q)'), index
+        assert not any('-dgi' in argv for argv in smi(steps[index]))
+    assert [argv[-3:] for argv in smi(steps[15]) if '-dgi' in argv or
+            '-cgi' in argv] == [
+        ['-dgi', '-gi', '1,2,3,4'],
+        ['00000000:c1:00.0', '-cgi', '35:0,35:6']]
+    # Four VFs on each 2g.48gb+gfx instance, none refused by the driver.
+    held = output['host']['mig']['0000:c1:00.0']['vf_gpu_instances']
+    assert sorted(held.values()) == [1, 1, 1, 1, 2, 2, 2, 2]
+    assert output['host']['vf_type_refusals'] == []
+    assert {spec[1] for spec in typed_vfs(sections(output))} == {
+        'CUSTOM_VGPU_DC_2_12Q'}
+    assert len(typed_vfs(sections(output))) == 8
+    assert output['host']['guest_disruptions'] == []
+    assert [step['relation_sets'] for step in steps[4:]] == [
+        1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]

@@ -552,8 +552,8 @@ def test_a_start_is_a_bad_argument_where_no_placements_are_modelled(
      '3g.40gb do not fit at its placements side by side'),
     (lambda spec: spec['gpu_instance_profiles'][0].update(size='1'),
      'host.pci[0].mig.gpu_instance_profiles[0].size: wrong type str'),
-    (lambda spec: spec.update(memory_slices=9),
-     'host.pci[0].mig.memory_slices: expected 1 to 8'),
+    (lambda spec: spec.update(memory_slices=13),
+     'host.pci[0].mig.memory_slices: expected 1 to 12'),
     (lambda spec: spec.update(memory_slices=4),
      "host.pci[0].mig.gpu_instance_profiles[0]: an instance at 6 takes "
      "memory slices beyond the GPU's 4"),

@@ -377,6 +377,91 @@ def test_the_state_is_read_back_as_json_gives_it(simulated):
                                              1134: '3g.40gb'}
 
 
+# ------------------------------------- several vGPUs on one GI (Blackwell)
+
+# An RTX PRO 6000 Blackwell's +gfx profiles, and DC-1-12Q: two vGPUs to
+# a 1g.24gb+gfx instance (docs/facts/blackwell-mig.md §2-3; the type
+# numbers are stand-ins, as in scenarios/mig/rtx-pro-6000-vfio-noble).
+BLACKWELL_PROFILES = [{'id': 47, 'name': '1g.24gb+gfx', 'max': 4},
+                      {'id': 35, 'name': '2g.48gb+gfx', 'max': 2}]
+DC_1_12Q, DC_2_48Q = 90104, 90110
+
+
+def blackwell():
+    return {'address': GPU, 'vendor': '10de', 'device': '2bb5',
+            'class': '030200', 'driver': 'nvidia',
+            'sriov': {'total_vfs': 4, 'vf_vgpu_types': {
+                90100: 'NVIDIA RTX Pro 6000 Blackwell DC-48Q'}},
+            'mig': {'mode': 'disabled', 'slices': 4,
+                    'gpu_instance_profiles': BLACKWELL_PROFILES,
+                    'vgpu_types': {
+                        '1g.24gb+gfx': {DC_1_12Q: 'NVIDIA RTX Pro 6000 '
+                                        'Blackwell DC-1-12Q'},
+                        '2g.48gb+gfx': {DC_2_48Q: 'NVIDIA RTX Pro 6000 '
+                                        'Blackwell DC-2-48Q'}},
+                    'vgpu_types_per_gi': {DC_1_12Q: 2}}}
+
+
+def test_vfs_share_a_gi_up_to_the_types_count_per_gi(simulated):
+    simulation = simulated(blackwell())
+    enabled_with(simulation, '47')
+    simulation._step_index = 3
+    write_types(simulation, [(VFS[0], DC_1_12Q), (VFS[1], DC_1_12Q)])
+    assert holders(simulation) == {VFS[0]: 1, VFS[1]: 1}
+    assert [gpu_instance_id(simulation, vf) for vf in VFS[:3]] == [
+        1, 1, 'ENXIO']
+    # Full: no VF lists the type, and a third write is refused.
+    assert creatable(simulation, VFS[2]) == []
+    write_types(simulation, [(VFS[2], DC_1_12Q)])
+    assert refusals(simulation) == [
+        {'step': 3, 'vf': VFS[2], 'type': DC_1_12Q,
+         'why': 'no free GPU instance of profile 1g.24gb+gfx on ' + GPU}]
+    # A place given back is a place to take.
+    write_types(simulation, [(VFS[0], 0), (VFS[2], DC_1_12Q)])
+    assert holders(simulation) == {VFS[1]: 1, VFS[2]: 1}
+
+
+def test_a_shared_gi_holds_one_type_and_is_held_till_its_last_vf_goes(
+        simulated):
+    simulation = simulated(blackwell())
+    enabled_with(simulation, '47,35')
+    write_types(simulation, [(VFS[0], DC_1_12Q), (VFS[1], DC_2_48Q)])
+    assert holders(simulation) == {VFS[0]: 1, VFS[1]: 2}
+    # One of two places on GI 1 is taken: it still takes DC-1-12Q.
+    assert creatable(simulation, VFS[2]) == [
+        '90104 : NVIDIA RTX Pro 6000 Blackwell DC-1-12Q']
+    code, said = run(simulation, 'nvidia-smi mig -dgi -gi 1')
+    assert code == 255 and IN_USE in said
+    write_types(simulation, [(VFS[0], 0)])
+    code, said = run(simulation, 'nvidia-smi mig -dgi -gi 1')
+    assert code == 0, said
+
+
+def test_the_driver_says_where_each_type_goes(simulated):
+    """`nvidia-smi vgpu -s -v` of a driver with time-sliced-on-MIG: each
+    MIG-backed type's instance profile id and count per instance (and
+    per card); N/A for a time-sliced type."""
+    simulation = simulated(blackwell())
+    code, said = run(simulation, 'nvidia-smi vgpu -s -v')
+    assert code == 0
+    fields = [line.split(' : ') for line in said.splitlines()[1:]]
+    assert [(name.strip(), value) for name, value in fields] == [
+        ('vGPU Type ID', '0x15ff4'),
+        ('Name', 'NVIDIA RTX Pro 6000 Blackwell DC-48Q'),
+        ('GPU Instance Profile ID', 'N/A'),
+        ('Max Instances Per GI', 'N/A'),
+        ('vGPU Type ID', '0x15ff8'),
+        ('Name', 'NVIDIA RTX Pro 6000 Blackwell DC-1-12Q'),
+        ('Max Instances', '8'),
+        ('GPU Instance Profile ID', '47'),
+        ('Max Instances Per GI', '2'),
+        ('vGPU Type ID', '0x15ffe'),
+        ('Name', 'NVIDIA RTX Pro 6000 Blackwell DC-2-48Q'),
+        ('Max Instances', '2'),
+        ('GPU Instance Profile ID', '35'),
+        ('Max Instances Per GI', '1')]
+
+
 # ------------------------------------------------------------ validation
 
 @pytest.mark.parametrize('change, message', [
@@ -412,6 +497,18 @@ def test_the_state_is_read_back_as_json_gives_it(simulated):
      'host.pci[0].mig.vgpu_types.1g.10gb: the {type number: name} form is '
      'for a GPU whose VFs use sriov.vf_vgpu_types (vendor-specific VFIO); '
      'here each type is a mapping, as in mdev_types'),
+    (lambda function: function['mig'].update(
+        vgpu_types_per_gi={1131: 2}),
+     "host.pci[0].mig.vgpu_types_per_gi: 1131 is not a type number of "
+     "vgpu_types"),
+    (lambda function: function['mig'].update(
+        vgpu_types_per_gi={1130: 0}),
+     'host.pci[0].mig.vgpu_types_per_gi.1130: expected 1 or more'),
+    (lambda function: (function['sriov'].pop('vf_vgpu_types'),
+                       function['mig'].update(vgpu_types={},
+                                              vgpu_types_per_gi={})),
+     'host.pci[0].mig.vgpu_types_per_gi: only on a GPU whose VFs use '
+     'sriov.vf_vgpu_types (vendor-specific VFIO)'),
 ])
 def test_the_form_is_checked(change, message):
     function = gpu()

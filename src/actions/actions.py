@@ -49,7 +49,7 @@ def list_vgpu_types() -> None:
                  if address in listed},
             versions=survey.versions(
                 installed(releases.NOVA_PACKAGE), host.gpus, installed),
-            driver=driver, mixed_size=host.mixed_size)
+            driver=driver, mixed_size=host.mixed_size, gi_fits=host.gi_fits)
     hookenv.action_set({key: value if isinstance(value, str)
                         else json.dumps(value, sort_keys=True)
                         for key, value in results.items()})

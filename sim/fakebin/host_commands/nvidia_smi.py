@@ -212,17 +212,53 @@ def _supported_type_lines(state):
                  for type_id, spec in sriov.get('vf_mdev_types', {}).items()}
         names.update({int(number): name for number, name
                       in sriov.get('vf_vgpu_types', {}).items()})
+        on_gis = _types_on_gis(function)
+        names.update({number: name for number, (name, _, _, _)
+                      in on_gis.items()})
         for number, name in sorted(names.items()):
             lines += [_field(1, 'vGPU Type ID', '{:#x}'.format(number)),
                       _field(2, 'Name', name)]
             if number in most:
                 lines.append(_field(2, 'Max Instances', most[number]))
+            if on_gis:
+                lines += _gi_fields(on_gis.get(number))
             placed = placements.get('nvidia-{}'.format(number))
             if placed:
                 lines += [_field(2, 'Placement Size', placed['size']),
                           _field(2, 'Supported Placement IDs', ' '.join(
                               str(start) for start in placed['ids']))]
     return lines
+
+
+def _types_on_gis(function):
+    """{type number: (name, GPU instance profile id, max per card, max
+    per GI)} of a GPU whose driver prints the GPU-instance fields
+    (vendor-specific VFIO, mig.vgpu_types_per_gi given: a driver of
+    Blackwell's time-sliced-on-MIG, R575 on); {} for any other GPU."""
+    _, mig = _sim()
+    spec = function.get('mig', {})
+    if 'vgpu_types_per_gi' not in spec or not mig.vfio_form(function):
+        return {}
+    profiles = {profile['name']: profile
+                for profile in spec.get('gpu_instance_profiles', [])}
+    return {int(number): (name, profiles[profile]['id'],
+                          profiles[profile]['max'] * mig.per_gi(
+                              function, int(number)),
+                          mig.per_gi(function, int(number)))
+            for profile, types in spec.get('vgpu_types', {}).items()
+            for number, name in types.items()}
+
+
+def _gi_fields(on_gi):
+    """A type's GPU-instance fields: N/A for a time-sliced type (it runs
+    on no GPU instance), as drivers with these fields print them."""
+    if on_gi is None:
+        return [_field(2, 'GPU Instance Profile ID', 'N/A'),
+                _field(2, 'Max Instances Per GI', 'N/A')]
+    _, profile_id, per_card, per_gi = on_gi
+    return [_field(2, 'Max Instances', per_card),
+            _field(2, 'GPU Instance Profile ID', profile_id),
+            _field(2, 'Max Instances Per GI', per_gi)]
 
 
 def _finish(lines, code, changed):

@@ -163,6 +163,7 @@ def read_listing(functions: Tuple[model.PciFunction, ...],
         return model.HostSnapshot(functions, gpus, driver, None)
     current = _vf_current_types(gpus)
     mig = mig_state.read() if any(gpu.sriov for gpu in gpus) else None
+    report = supported_types.Report()
     return model.HostSnapshot(
         functions, gpus, driver, None,
         offered=_offered(gpus, True, current), vf_current_types=current,
@@ -172,10 +173,13 @@ def read_listing(functions: Tuple[model.PciFunction, ...],
             for gpu in gpus if not gpu.vendor_vfio},
         mdevs=tuple(sysfs.mediated_devices()),
         available=_OnDemand(sysfs.available_instances),
-        mig=mig, mixed_size=mixed_size.read(
+        mig=mig, mixed_size=mixed_size.read((
             gpu.address for gpu in gpus
             if gpu.virtual_functions and not gpu.vendor_vfio and not (
-                gpu.address in (mig or {}) and mig[gpu.address].enabled)))
+                gpu.address in (mig or {}) and mig[gpu.address].enabled)),
+            report),
+        gi_fits=supported_types.table(report, supported_types.parse_gi_fits)
+        if any(gpu.vendor_vfio for gpu in gpus) else {})
 
 
 def with_records(snapshot: model.HostSnapshot) -> model.HostSnapshot:

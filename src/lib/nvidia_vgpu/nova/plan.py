@@ -11,6 +11,7 @@ them. No I/O, no Juju: tested with tables of snapshots.
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
 from nvidia_vgpu import model, names, vgpu_types
+from nvidia_vgpu.mig import fits
 from nvidia_vgpu.nova import (
     capacity, guest_safety, mappings, mixed_sizes, nova_config, profiles,
     releases, resource_classes, vfio_migration)
@@ -398,13 +399,11 @@ def _mig_instances(snapshot: model.HostSnapshot, address: str,
     1g.24gb+gfx); each VF offers it while there is room, so Nova would
     count every VF: how many in all; None for any other type or GPU, or
     where the driver's name of the type is not read."""
-    profile = _mig_profile(snapshot, address, vgpu_type)
-    if profile is None:
+    if address not in mig_mode_gpus(snapshot):
         return None
-    fit = snapshot.gi_fits.get((address, vgpu_type)) \
-        if address in mig_mode_gpus(snapshot) else None
-    return snapshot.mig[address].instances_of(profile) * (
-        fit.per_gi if fit else 1)
+    return fits.capacity(snapshot.mig[address],
+                         snapshot.gi_fits.get((address, vgpu_type)),
+                         _driver_name(snapshot, address, vgpu_type))
 
 
 def _mig_profile(snapshot: model.HostSnapshot, address: str,
@@ -415,13 +414,9 @@ def _mig_profile(snapshot: model.HostSnapshot, address: str,
     one its name gives; None elsewhere."""
     if address not in mig_mode_gpus(snapshot):
         return None
-    fit = snapshot.gi_fits.get((address, vgpu_type))
-    if fit is not None:
-        found = snapshot.mig[address].profile_named(fit.profile_id)
-        if found:
-            return found
-    name = _driver_name(snapshot, address, vgpu_type)
-    return names.gi_profile_of(name) if name else None
+    return fits.gi_profile(snapshot.mig[address],
+                           snapshot.gi_fits.get((address, vgpu_type)),
+                           _driver_name(snapshot, address, vgpu_type))
 
 
 def _driver_name(snapshot: model.HostSnapshot, address: str,

@@ -4,10 +4,13 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 from nvidia_vgpu import model, names, vgpu_types
 from nvidia_vgpu.driver import software
+from nvidia_vgpu.mig import fits
 from nvidia_vgpu.mig import layout as mig_layout
 from nvidia_vgpu.nova import families, live_migration, resource_classes
 
 Results = Dict[str, object]
+# (GPU, type id) -> where the driver puts the type's vGPUs (mig/fits.py).
+GiFits = Mapping[Tuple[str, str], model.GiFit]
 
 
 def choose(gpus: List[model.PciFunction],
@@ -80,8 +83,8 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
             mig: Optional[Mapping[str, model.MigGpu]] = None,
             versions: Optional[model.Versions] = None,
             driver: Optional[str] = None,
-            mixed_size: Optional[Mapping[str, model.MixedSize]] = None
-            ) -> Results:
+            mixed_size: Optional[Mapping[str, model.MixedSize]] = None,
+            gi_fits: Optional[GiFits] = None) -> Results:
     """A table in 'output', the same rows as structured data in 'types'.
 
     resource_class: the vgpu-resource-class option; refusal: why the
@@ -95,8 +98,13 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
     the vGPU Manager running), ends the output (in 'live_migration' too).
     mixed_size: what the driver says of mixed-size mode on the listed
     mdev GPUs with VFs: whether each can mix sizes, and how many of each
-    type fit then (in 'mixed_size' too).
+    type fit then (in 'mixed_size' too). gi_fits: on the vendor-specific
+    VFIO driver, each MIG-backed type's GPU instance profile and vGPUs
+    per instance as nvidia-smi gives them (mig/fits.py).
     """
+    # Not `gi_fits or {}`: the driver's table is read when first asked,
+    # and asking whether it is empty would read it on every host.
+    fits_read: GiFits = {} if gi_fits is None else gi_fits
     problem = refusal
     try:
         chosen: Optional[str] = resource_classes.choice(resource_class)
@@ -105,7 +113,7 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
     if problem:
         chosen = None
     records = _records(offered, chosen, mig,
-                       versions.nova if versions else None)
+                       versions.nova if versions else None, fits_read)
     output = vgpu_types.table(records) or (
         'The NVIDIA driver offers no vGPU types on {}.'.format(
             ', '.join(gpu.gpu for gpu in offered)))
@@ -113,11 +121,7 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
         output = '{} (no resource classes shown until it is fixed)\n{}'.format(
             problem, output)
     results: Results = {'output': output, 'types': records}
-    if mig:
-        results['mig'] = {address: _mig_record(gpu)
-                          for address, gpu in sorted(mig.items())}
-        results['output'] = '\n'.join([output] + [
-            _mig_line(gpu, records) for _, gpu in sorted(mig.items())])
+    _add_mig(results, mig or {}, records, fits_read)
     _add_mixed_size(results, mixed_size or {}, records)
     if versions is not None:
         _add_migration(results, versions,
@@ -125,9 +129,22 @@ def listing(offered: List[model.GpuTypes], resource_class: Optional[str],
     return results
 
 
+def _add_mig(results: Results, mig: Mapping[str, model.MigGpu],
+             records: List[Dict[str, object]], gi_fits: GiFits) -> None:
+    """Each MIG-capable GPU's mode and GPU instances: a line each after
+    the table, and 'mig'."""
+    if not mig:
+        return
+    results['mig'] = {address: _mig_record(gpu)
+                      for address, gpu in sorted(mig.items())}
+    results['output'] = '\n'.join([str(results['output'])] + [
+        _mig_line(gpu, records, gi_fits) for _, gpu in sorted(mig.items())])
+
+
 def _records(offered: List[model.GpuTypes], chosen: Optional[str],
              mig: Optional[Mapping[str, model.MigGpu]],
-             nova_version: Optional[str]) -> List[Dict[str, object]]:
+             nova_version: Optional[str],
+             gi_fits: GiFits) -> List[Dict[str, object]]:
     """A record per type and GPU (per VF group on SR-IOV GPUs), with
     its class and flavor properties."""
     records: List[Dict[str, object]] = []
@@ -136,7 +153,7 @@ def _records(offered: List[model.GpuTypes], chosen: Optional[str],
             found = vgpu_types.gpu_records(gpu.gpu, gpu.per_device,
                                            gpu.hosted)
             _cap_at_free_instances(found, (mig or {}).get(gpu.gpu),
-                                   gpu.hosted)
+                                   gpu.hosted, gi_fits)
         else:
             found = [vgpu_types.as_record(vgpu_type, gpu.gpu)
                      for vgpu_type in gpu.per_device[0]]
@@ -158,22 +175,35 @@ def _add_migration(results: Results, versions: model.Versions,
 
 def _cap_at_free_instances(records: List[Dict[str, object]],
                            gpu: Optional[model.MigGpu],
-                           hosted: List[str]) -> None:
-    """On a GPU in MIG mode a MIG-backed type has one vGPU per GPU
-    instance of its profile, whatever each VF shows: its available
-    count is at most the instances that no vGPU of its size takes."""
+                           hosted: List[str], gi_fits: GiFits) -> None:
+    """On a GPU in MIG mode a MIG-backed type has as many vGPUs as its
+    GPU instances hold (mig/fits.py), whatever each VF shows: its
+    available count is at most those that no vGPU of its size takes."""
     if gpu is None or not gpu.enabled:
         return
-    sizes = {str(record['type']): names.gi_profile_of(
-        str(record['name'] or '')) for record in records}
+    sizes = {str(record['type']): _gi_profile(gpu, record, gi_fits)
+             for record in records}
     for record in records:
         profile = sizes[str(record['type'])]
         if profile is None or record['available_instances'] is None:
             continue
         taken = sum(1 for type_id in hosted if sizes.get(type_id) == profile)
-        made = gpu.instances_of(profile)
+        made = fits.capacity(gpu, gi_fits.get(_fit_key(gpu, record)),
+                             str(record['name'] or '')) or 0
         record['available_instances'] = min(
             int(str(record['available_instances'])), max(0, made - taken))
+
+
+def _fit_key(gpu: model.MigGpu, record: Dict[str, object]
+             ) -> Tuple[str, str]:
+    return (gpu.address, str(record['type']))
+
+
+def _gi_profile(gpu: model.MigGpu, record: Dict[str, object],
+                gi_fits: GiFits) -> Optional[str]:
+    """The GPU instance profile a listed type takes on this GPU."""
+    return fits.gi_profile(gpu, gi_fits.get(_fit_key(gpu, record)),
+                           str(record['name'] or ''))
 
 
 def _mig_record(gpu: model.MigGpu) -> Dict[str, object]:
@@ -190,7 +220,8 @@ def _by_size(instance: model.GpuInstance) -> Tuple[int, str, int]:
             instance.id)
 
 
-def _mig_line(gpu: model.MigGpu, records: List[Dict[str, object]]) -> str:
+def _mig_line(gpu: model.MigGpu, records: List[Dict[str, object]],
+              gi_fits: GiFits) -> str:
     """'MIG on <GPU>: ...', its mode and GPU instances in one line, each
     size with the MIG-backed types it gives (records: the table's rows)."""
     mode = gpu.mode.lower()
@@ -204,7 +235,7 @@ def _mig_line(gpu: model.MigGpu, records: List[Dict[str, object]]) -> str:
         counts[instance.profile] = counts.get(instance.profile, 0) + 1
     gives: Dict[str, List[str]] = {}
     for record in records:
-        profile = names.gi_profile_of(str(record['name'] or ''))
+        profile = _gi_profile(gpu, record, gi_fits)
         if record['gpu'] == gpu.address and profile:
             gives.setdefault(profile, []).append('{} ({})'.format(
                 record['profile'], record['type']))
