@@ -85,10 +85,32 @@ def test_the_fields_are_read_from_nvidia_smi():
             '        Max Instances                     : 32\n'
             '        Max Instances Per GI              : N/A\n'
             '    vGPU Type ID                          : 0x15f91\n'
+            '        Name                              : NVIDIA RTX Pro 6000 '
+            'Blackwell DC-1-3Q\n'
             '        GPU Instance Profile ID           : 47\n'
             '        Max Instances Per GI              : 8\n')
+    # By id, and by profile name, as the mappings may give either.
     assert supported_types.parse_gi_fits(text) == {
-        (GPU, 'nvidia-90001'): model.GiFit(47, 8)}
+        (GPU, 'nvidia-90001'): model.GiFit(47, 8),
+        (GPU, 'DC-1-3Q'): model.GiFit(47, 8)}
+
+
+def test_a_name_its_instances_offer_nowhere_is_sized_by_the_driver():
+    """DC-1-3Q mapped to a GPU cut into 2g.48gb+gfx instances: no VF
+    offers it, and the status names the instance it needs as the driver
+    gives it (1g.24gb+gfx), not the 1g.3gb+gfx its name suggests and no
+    board has."""
+    two_gis = tuple(model.GpuInstance(number, 35, '2g.48gb+gfx',
+                                      '{}:6'.format(6 * (number - 1)))
+                    for number in (1, 2))
+    snapshot = rtx_pro_6000({(GPU, 'DC-1-3Q'): model.GiFit(47, 8)})
+    snapshot = snapshot._replace(
+        offered={vf: {} for vf in VFS},
+        mig={GPU: model.MigGpu(GPU, 0, 'Enabled', 'Enabled', (
+            GFX_1G, model.GiProfile(35, '2g.48gb+gfx', 0, 2)), two_gis)})
+    decided, given = vfs_given(snapshot, 'DC-1-3Q')
+    assert given == {}
+    assert decided.without_instances == [('DC-1-3Q', '1g.24gb+gfx', GPU)]
 
 
 @pytest.mark.parametrize('fits, available, mig_line', [

@@ -20,7 +20,7 @@ from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional,
 
 from nvidia_vgpu.host import nvidia_smi
 from nvidia_vgpu.model import GiFit, Placements
-from nvidia_vgpu.names import BUS_ID, type_id
+from nvidia_vgpu.names import BUS_ID, profile_of, type_id
 
 COMMAND = ('nvidia-smi', 'vgpu', '-s', '-v')
 # "GPU 00000000:41:00.0": each GPU's part of the output starts so
@@ -91,12 +91,15 @@ def parse_placements(text: str) -> Dict[str, Dict[str, Placements]]:
 
 
 def parse_gi_fits(text: str) -> Dict[Tuple[str, str], GiFit]:
-    """(GPU, type id) -> the GPU instance profile a type runs on and how
+    """(GPU, type) -> the GPU instance profile a type runs on and how
     many of its vGPUs one instance holds ("GPU Instance Profile ID",
     "Max Instances Per GI"), for the types that give both as numbers (a
     time-sliced type reads N/A): on Blackwell several time-sliced vGPUs
     share one GPU instance, whose size their name does not give
-    (DC-1-3Q: eight on a 1g.24gb+gfx)."""
+    (DC-1-3Q: eight on a 1g.24gb+gfx). A type is keyed by its id and by
+    its profile name ("Name"), as vgpu-device-mappings may give either:
+    a name mapped to a GPU whose instances offer it nowhere is still
+    sized right."""
     found: Dict[Tuple[str, str], GiFit] = {}
     for address, types in _per_type(text).items():
         for vgpu_type, fields in types.items():
@@ -104,8 +107,11 @@ def parse_gi_fits(text: str) -> Dict[Tuple[str, str], GiFit]:
             per_gi = fields.get('Max Instances Per GI', '')
             if COUNT.fullmatch(profile) and COUNT.fullmatch(per_gi) and \
                     int(per_gi):
-                found[(address, vgpu_type)] = GiFit(int(profile),
-                                                    int(per_gi))
+                fit = GiFit(int(profile), int(per_gi))
+                found[(address, vgpu_type)] = fit
+                name = profile_of(fields.get('Name', ''))
+                if name:
+                    found[(address, name)] = fit
     return found
 
 

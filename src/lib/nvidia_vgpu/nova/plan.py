@@ -526,13 +526,13 @@ def _unnamed_without_instances(snapshot: model.HostSnapshot,
                 if gpu.vendor_vfio and gpu.address in mig_mode_gpus(snapshot)}
     gaps = []
     for profile in resolution.unoffered:
-        size = names.gi_profile_of(profile)
-        if size is None:
-            continue
         for address, gpu in sorted(vfio_mig.items()):
-            named = any(entry == address or entry in gpu.virtual_functions
-                        or gpu.matches(entry) for entry in wanted[profile])
-            if named and snapshot.mig[address].instances_of(size) == 0:
+            if not any(entry == address or entry in gpu.virtual_functions
+                       or gpu.matches(entry) for entry in wanted[profile]):
+                continue
+            size = fits.gi_profile(snapshot.mig[address], snapshot.gi_fits.get(
+                (address, profile)), profile)
+            if size and snapshot.mig[address].instances_of(size) == 0:
                 gaps.append((profile, size, address))
     explained = {gap[0] for gap in gaps}
     return resolution._replace(unoffered=[
