@@ -8,7 +8,9 @@
   they do in a built charm.
 """
 import os
+import pathlib
 import sys
+import tempfile
 
 import charmhelpers.osplatform
 import pytest
@@ -42,13 +44,22 @@ def fake_commands(tmp_path, monkeypatch):
     return FakeCommands(str(tmp_path), monkeypatch)
 
 
+@pytest.fixture(scope='session')
+def _host_roots(tmp_path_factory):
+    """One folder for every test's host root (isolated_host)."""
+    return tmp_path_factory.mktemp('hosts')
+
+
 @pytest.fixture(autouse=True)
-def isolated_host(tmp_path_factory, monkeypatch):
+def isolated_host(_host_roots, monkeypatch):
     """No test reads or writes this machine's host files (dpkg's database
     included) or shares Juju unit state with another test: each gets an
-    empty host root and its own unitdata store."""
+    empty host root and its own unitdata store. (mkdtemp, not
+    tmp_path_factory.mktemp: the pytest that runs on bionic's Python
+    lists the whole temporary folder at each mktemp, a cost that grows
+    with every test.)"""
     import charmhelpers.core.unitdata as unitdata
-    root = tmp_path_factory.mktemp('host')
+    root = pathlib.Path(tempfile.mkdtemp(prefix='host', dir=str(_host_roots)))
     monkeypatch.setenv('NVIDIA_VGPU_HOST_ROOT', str(root))
     monkeypatch.setenv('UNIT_STATE_DB', str(root / 'unit-state.db'))
     monkeypatch.setattr(unitdata, '_KV', None)
