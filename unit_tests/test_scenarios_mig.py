@@ -322,6 +322,18 @@ RTX_PRO_6000_VFIO = 'mig/rtx-pro-6000-vfio-noble.yaml'
 DC_1_3Q_CLASS = 'CUSTOM_VGPU_DC_1_3Q'
 
 
+def test_blackwell_a_layout_its_12_memory_slices_cannot_hold_is_refused():
+    steps = scenario(RTX_PRO_6000_VFIO)['steps']
+    boot = steps[4]
+    assert boot['status'] == {'workload': 'blocked', 'message': (
+        "Invalid mig-layout: GPU 0000:c1:00.0 cannot hold {'2g.48gb+gfx': "
+        "1, '1g.24gb+gfx': 3}: they overlap in its memory slices at every "
+        "placement it lists (nvidia-smi mig -lgipp); of these it holds "
+        "{'2g.48gb+gfx': 1, '1g.24gb+gfx': 2} or {'1g.24gb+gfx': 3}")}
+    assert not any('-cgi' in argv for argv in smi(boot))
+    assert boot['relation_sets'] == 0
+
+
 def test_blackwell_time_sliced_on_mig_gives_nova_eight_per_instance():
     """DC-1-3Q's name gives neither its instance (1g.24gb+gfx, profile
     47 on this board) nor how many share one (8): the charm takes both
@@ -330,16 +342,16 @@ def test_blackwell_time_sliced_on_mig_gives_nova_eight_per_instance():
     same 32."""
     output = scenario(RTX_PRO_6000_VFIO)
     steps = output['steps']
-    boot = steps[4]
-    assert [argv[-3:] for argv in smi(boot) if '-cgi' in argv] == [
+    cut = steps[5]
+    assert [argv[-3:] for argv in smi(cut) if '-cgi' in argv] == [
         ['00000000:c1:00.0', '-cgi', '47:0,47:3,47:6,47:9']]
-    assert 'nvidia-90106: 32 vGPUs on 1 GPU' in boot['status']['message']
+    assert 'nvidia-90106: 32 vGPUs on 1 GPU' in cut['status']['message']
     listed = output['actions'][0]['results']['output'].splitlines()
     assert ', available=32 on 32 VFs, profile=DC-1-3Q, ' \
         'resource_class=' + DC_1_3Q_CLASS in listed[0]
     assert listed[1] == ('MIG on 0000:c1:00.0: enabled; GPU instances: '
                          '1g.24gb+gfx x4 giving DC-1-3Q (nvidia-90106)')
-    capacity, drift = steps[10]['exec'], steps[11]['exec']
+    capacity, drift = steps[11]['exec'], steps[12]['exec']
     assert capacity['stdout'].startswith(
         'OK: vGPUs: nvidia-90106 (DC-1-3Q) 31 free of 32 |')
     assert drift['exit_code'] == 0
@@ -348,13 +360,13 @@ def test_blackwell_time_sliced_on_mig_gives_nova_eight_per_instance():
 def test_blackwell_move_to_another_size_waits_then_shares_two_instances():
     output = scenario(RTX_PRO_6000_VFIO)
     steps = output['steps']
-    for index in (12, 13, 14):
+    for index in (13, 14, 15):
         assert steps[index]['status']['message'].startswith(
             'Change of vgpu-device-mappings waits for guests using vGPUs: '
             '0000:c1:00.0 keeps nvidia-90106 for instance-0000006a '
             '(wanted: DC-2-12Q)'), index
         assert not any('-dgi' in argv for argv in smi(steps[index]))
-    assert [argv[-3:] for argv in smi(steps[15]) if '-dgi' in argv or
+    assert [argv[-3:] for argv in smi(steps[16]) if '-dgi' in argv or
             '-cgi' in argv] == [
         ['-dgi', '-gi', '1,2,3,4'],
         ['00000000:c1:00.0', '-cgi', '35:0,35:6']]
@@ -366,5 +378,5 @@ def test_blackwell_move_to_another_size_waits_then_shares_two_instances():
         'CUSTOM_VGPU_DC_2_12Q'}
     assert len(typed_vfs(sections(output))) == 8
     assert output['host']['guest_disruptions'] == []
-    assert [step['relation_sets'] for step in steps[4:]] == [
+    assert [step['relation_sets'] for step in steps[5:]] == [
         1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]
