@@ -379,4 +379,8 @@ def test_blackwell_move_to_another_size_waits_then_shares_two_instances():
     assert len(typed_vfs(sections(output))) == 8
     assert output['host']['guest_disruptions'] == []
     assert [step['relation_sets'] for step in steps[5:]] == [
-        1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]
+        1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0]
+    # After the reboot vgpu-health finds the eight, and nothing wrong.
+    health = output['actions'][-1]['results']['output'].splitlines()
+    assert health[1].split()[-5:] == ['DC-2-12Q)', '8', '0', '8', '-']
+    assert health[-1] == 'Healthy'
