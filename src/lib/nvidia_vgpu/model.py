@@ -483,10 +483,9 @@ class HostSnapshot(NamedTuple):
     # what the read left out, and why (a record or a guest's definition
     # that cannot be read): the hook logs each as a warning
     ignored: Tuple[str, ...] = ()
-    # mdev GPU with VFs -> its driver's word on mixed-size mode; read by
-    # (GPU, type id) -> its GPU instance profile and vGPUs per instance,
-    # as nvidia-smi gives them (vendor-specific VFIO, in MIG mode), read
-    # on first use (host/supported_types.py)
+    # (GPU, type id or profile name) -> its GPU instance profile and
+    # vGPUs per instance, as nvidia-smi gives them (vendor-specific VFIO,
+    # in MIG mode), read on first use (host/supported_types.py)
     gi_fits: Mapping[Tuple[str, str], GiFit] = {}
     # GPU -> what its driver says of mixed-size mode, read on first use
     # (host/mixed_size.py): list-vgpu-types, and hooks for the GPUs the

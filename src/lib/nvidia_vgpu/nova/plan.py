@@ -401,9 +401,7 @@ def _mig_instances(snapshot: model.HostSnapshot, address: str,
     where the driver's name of the type is not read."""
     if address not in mig_mode_gpus(snapshot):
         return None
-    return fits.capacity(snapshot.mig[address],
-                         snapshot.gi_fits.get((address, vgpu_type)),
-                         _driver_name(snapshot, address, vgpu_type))
+    return fits.capacity(*_fit_facts(snapshot, address, vgpu_type))
 
 
 def _mig_profile(snapshot: model.HostSnapshot, address: str,
@@ -414,9 +412,16 @@ def _mig_profile(snapshot: model.HostSnapshot, address: str,
     one its name gives; None elsewhere."""
     if address not in mig_mode_gpus(snapshot):
         return None
-    return fits.gi_profile(snapshot.mig[address],
-                           snapshot.gi_fits.get((address, vgpu_type)),
-                           _driver_name(snapshot, address, vgpu_type))
+    return fits.gi_profile(*_fit_facts(snapshot, address, vgpu_type))
+
+
+def _fit_facts(snapshot: model.HostSnapshot, address: str, vgpu_type: str
+               ) -> Tuple[model.MigGpu, Optional[model.GiFit],
+                          Optional[str]]:
+    """What mig/fits.py decides from for a type on a GPU in MIG mode: the
+    GPU, the driver's word on where the type goes, the driver's name."""
+    return (snapshot.mig[address], snapshot.gi_fits.get((address, vgpu_type)),
+            _driver_name(snapshot, address, vgpu_type))
 
 
 def _driver_name(snapshot: model.HostSnapshot, address: str,
